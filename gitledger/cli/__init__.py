@@ -1,0 +1,106 @@
+"""The ``gitledger`` command line (also ``git ledger``).
+
+Commands are thin: parse, call one library function, render. Each command group lives in a module
+of its own and is imported only when it is run, so ``gitledger task show`` pays for the task
+module and nothing else (start-up is most of a CLI call's cost; see docs/BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+# name -> "module:attribute" of a click command or group, imported on first use.
+COMMANDS: dict[str, str] = {
+    "init": "gitledger.cli.core:init_cmd",
+    "where": "gitledger.cli.core:where_cmd",
+    "verify": "gitledger.cli.core:verify_cmd",
+    "repair": "gitledger.cli.core:repair_cmd",
+    "demo": "gitledger.cli.demo:demo_cmd",
+    "task": "gitledger.cli.task:task_group",
+    "prime": "gitledger.cli.context:prime_cmd",
+    "index": "gitledger.cli.index:index_group",
+    "graph": "gitledger.cli.index:graph_cmd",
+    "backup": "gitledger.cli.sync:backup_cmd",
+    "restore": "gitledger.cli.sync:restore_cmd",
+    "sync": "gitledger.cli.sync:sync_cmd",
+    "remote": "gitledger.cli.sync:remote_group",
+    "fuse": "gitledger.cli.fuse:fuse_group",
+    "judge": "gitledger.cli.judge:judge_group",
+    "remember": "gitledger.cli.memory:remember_cmd",
+    "recall": "gitledger.cli.memory:recall_cmd",
+    "memory": "gitledger.cli.memory:memory_group",
+    "mcp": "gitledger.cli.mcp:mcp_group",
+    "agents-md": "gitledger.cli.mcp:agents_md_cmd",
+}
+
+
+def load_command(spec: str) -> click.Command | None:
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        # A group whose module is not written yet is simply absent; anything else is a bug.
+        if exc.name == module_name:
+            return None
+        raise
+    command = getattr(module, attr, None)
+    return command if isinstance(command, click.Command) else None
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported from ``lazy`` only when asked for."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str] | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = set(super().list_commands(ctx))
+        names.update(name for name in self.lazy if self.get_command(ctx, name) is not None)
+        return sorted(names)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        spec = self.lazy.get(cmd_name)
+        if spec is None:
+            return None
+        command = load_command(spec)
+        if command is not None:
+            self.commands[cmd_name] = command
+        return command
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="gitledger", prog_name="gitledger")
+@click.option(
+    "--ledger",
+    "ledger_path",
+    type=click.Path(file_okay=False, path_type=str),
+    envvar="GITLEDGER_DIR",
+    help="The ledger to use (a bare Git repository). Default: gitledger/ in this Git "
+    "repository's common directory, or .gitledger/ in this workspace.",
+)
+@click.option("--actor", envvar="GITLEDGER_ACTOR", help="Who is writing (default: your Git identity).")
+@click.pass_context
+def cli(ctx: click.Context, ledger_path: str | None, actor: str | None) -> None:
+    """gitledger: a task ledger for AI coding agents, kept in Git.
+
+    Every task is a Git ref and every version of it a commit, so history, checksums, backup and
+    sync come from Git. Start with 'gitledger init', then 'gitledger task create GOAL'.
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["ledger_path"] = ledger_path
+    ctx.obj["actor"] = actor
+
+
+def main() -> None:
+    try:
+        cli.main(prog_name="gitledger")
+    except KeyboardInterrupt:
+        sys.stderr.write("Interrupted.\n")
+        sys.exit(130)

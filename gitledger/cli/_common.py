@@ -1,0 +1,77 @@
+"""What every command shares: opening the ledger, the error seam, and --json output."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+
+from ..errors import LedgerError
+
+if TYPE_CHECKING:
+    from ..ledger import Ledger
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class CommandError(click.ClickException):
+    """A LedgerError as click shows it: the message, and the error's own exit code."""
+
+    def __init__(self, error: LedgerError, as_json: bool = False) -> None:
+        super().__init__(error.message)
+        self.exit_code = error.exit_code
+        self.error = error
+        self.as_json = as_json
+
+    def show(self, file: Any = None) -> None:
+        if self.as_json:
+            click.echo(json.dumps(self.error.to_dict(), ensure_ascii=False), err=True)
+        else:
+            click.echo(f"Error: {self.message}", err=True)
+
+
+@contextlib.contextmanager
+def errors(as_json: bool = False) -> Iterator[None]:
+    """The CLI's one error seam: a LedgerError becomes a message and its exit code."""
+    try:
+        yield
+    except LedgerError as exc:
+        raise CommandError(exc, as_json) from exc
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(
+        func
+    )
+
+
+def open_ledger(ctx: click.Context, *, create: bool = False) -> Ledger:
+    """The ledger named by --ledger / GITLEDGER_DIR, else the one for the working directory."""
+    from ..ledger import Ledger
+
+    obj = ctx.find_root().obj or {}
+    path = obj.get("ledger_path")
+    return Ledger.open(Path(path) if path else None, actor=obj.get("actor"), create=create)
+
+
+def actor_of(ctx: click.Context) -> str | None:
+    obj = ctx.find_root().obj or {}
+    value = obj.get("actor")
+    return str(value) if value else None
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def one_line(text: str | None, width: int = 72) -> str:
+    """Stored text on one terminal line: control characters folded, long text cut with '…'."""
+    if not text:
+        return ""
+    flat = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"

@@ -1,0 +1,76 @@
+"""Transcript readers: Claude Code, Codex and plain JSONL, all as one stream of ``Event``.
+
+    from gitledger.transcripts import read_events, ReadStats
+    stats = ReadStats()
+    for event in read_events(path, stats=stats):
+        ...
+
+``read_events`` sniffs the format from the first records and streams the file one line at a time
+(memory stays bounded however long the file is). It never raises on content: see ``ReadStats``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from . import claude_code, codex, plain
+from ._lines import first_records
+from .events import EVENT_KINDS, Event, ReadStats, ToolCall, Usage
+
+FORMATS = ("claude_code", "codex", "plain")
+
+
+def sniff(path: Path) -> str:
+    """The format of a transcript file: "claude_code", "codex" or "plain" (the fallback)."""
+    for record in first_records(Path(path)):
+        rtype = record.get("type")
+        if rtype in codex.CODEX_TYPES and "payload" in record:
+            return "codex"
+        if isinstance(rtype, str) and (
+            "sessionId" in record
+            or "uuid" in record
+            or rtype in claude_code.IGNORED_TYPES
+            or rtype in {"summary", "queue-operation", "user", "assistant", "system"}
+        ):
+            return "claude_code"
+        if "role" in record and "content" in record:
+            return "plain"
+    return "plain"
+
+
+def read_events(
+    path: Path | str,
+    *,
+    stats: ReadStats | None = None,
+    format: str | None = None,
+    subagents: bool = False,
+) -> Iterator[Event]:
+    """Stream the events of one transcript; ``subagents=True`` appends Claude Code's
+    ``<session>/subagents/*.jsonl`` transcripts (as sidechain events) after the main file."""
+    path = Path(path)
+    stats = stats if stats is not None else ReadStats()
+    kind = format or sniff(path)
+    stats.format = kind
+    if kind == "codex":
+        yield from codex.read(path, stats)
+    elif kind == "claude_code":
+        yield from claude_code.read(path, stats)
+        if subagents:
+            yield from claude_code.read_subagents(path, stats)
+    elif kind == "plain":
+        yield from plain.read(path, stats)
+    else:
+        raise ValueError(f"unknown transcript format {kind!r}; expected one of {FORMATS}")
+
+
+__all__ = [
+    "EVENT_KINDS",
+    "FORMATS",
+    "Event",
+    "ReadStats",
+    "ToolCall",
+    "Usage",
+    "read_events",
+    "sniff",
+]

@@ -246,7 +246,9 @@ def decode_record(data: bytes, *, where: str) -> Task:
     except ValidationError as exc:
         first = exc.errors()[0]
         loc = ".".join(str(p) for p in first["loc"])
-        raise CorruptRecord(f"{where}: task.json does not validate ({loc}: {first['msg']}).") from exc
+        raise CorruptRecord(
+            f"{where}: task.json does not validate ({loc}: {first['msg']})."
+        ) from exc
 
 
 def check_format(data: bytes | None, *, where: str) -> None:

@@ -85,7 +85,9 @@ class LazyGroup(click.Group):
     help="The ledger to use (a bare Git repository). Default: gitledger/ in this Git "
     "repository's common directory, or .gitledger/ in this workspace.",
 )
-@click.option("--actor", envvar="GITLEDGER_ACTOR", help="Who is writing (default: your Git identity).")
+@click.option(
+    "--actor", envvar="GITLEDGER_ACTOR", help="Who is writing (default: your Git identity)."
+)
 @click.pass_context
 def cli(ctx: click.Context, ledger_path: str | None, actor: str | None) -> None:
     """gitledger: a task ledger for AI coding agents, kept in Git.

@@ -45,9 +45,7 @@ def errors(as_json: bool = False) -> Iterator[None]:
 
 
 def json_option(func: F) -> F:
-    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(
-        func
-    )
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(func)
 
 
 def open_ledger(ctx: click.Context, *, create: bool = False) -> Ledger:

@@ -1,0 +1,107 @@
+"""Ledger-wide commands: init, where, verify, repair."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._common import errors, json_option, open_ledger, print_json
+
+
+@click.command("init")
+@click.argument("path", required=False, type=click.Path(file_okay=False, path_type=Path))
+@json_option
+@click.pass_context
+def init_cmd(ctx: click.Context, path: Path | None, as_json: bool) -> None:
+    """Create the ledger for PATH (default: here).
+
+    Inside a Git work tree the ledger is gitledger/ in the repository's common Git directory
+    (never tracked, shared by linked worktrees); elsewhere it is .gitledger/ in PATH. Running it
+    again changes nothing.
+    """
+    from ..ledger import Ledger
+
+    with errors(as_json):
+        explicit = (ctx.find_root().obj or {}).get("ledger_path")
+        if explicit:
+            ledger = Ledger.open(Path(explicit), create=True)
+        else:
+            ledger = Ledger.init(path)
+    if as_json:
+        print_json({"path": str(ledger.path), "kind": ledger.kind})
+    else:
+        click.echo(f"Ledger ready at {ledger.path}")
+        click.echo("Next: gitledger task create 'GOAL' --criteria 'how we know it is done'")
+
+
+@click.command("where")
+@json_option
+@click.pass_context
+def where_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Print the path of the ledger this folder uses.
+
+    Review a task's history with plain Git:
+    git --git-dir "$(gitledger where)" log -p refs/gitledger/tasks/ID
+    """
+    from .. import paths
+    from ..errors import NoLedger
+
+    explicit = (ctx.find_root().obj or {}).get("ledger_path")
+    with errors(as_json):
+        if explicit:
+            location = paths.Location(Path(explicit).absolute(), "explicit", None)
+        else:
+            found = paths.discover()
+            if found is None:
+                raise NoLedger("No ledger here. Run 'gitledger init' or pass --ledger PATH.")
+            location = found
+        exists = (location.path / "HEAD").exists()
+    if as_json:
+        print_json({"path": str(location.path), "kind": location.kind, "exists": exists})
+        return
+    click.echo(str(location.path))
+    if not exists:
+        click.echo("(not created yet: run 'gitledger init')", err=True)
+
+
+@click.command("verify")
+@json_option
+@click.pass_context
+def verify_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Check every task: objects match their hashes, records validate, versions chain.
+
+    Exits 1 and names each damaged or foreign ref if anything is wrong.
+    """
+    with errors(as_json):
+        report = open_ledger(ctx).verify()
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        for problem in report.problems:
+            click.echo(f"BAD  {problem.ref}: {problem.message}")
+        verdict = "ok" if report.ok else f"{len(report.problems)} problem(s)"
+        click.echo(f"Checked {report.tasks} tasks, {report.versions} versions: {verdict}.")
+    if not report.ok:
+        ctx.exit(1)
+
+
+@click.command("repair")
+@click.option(
+    "--older-than",
+    default=60.0,
+    show_default=True,
+    help="Only remove lock files older than this many seconds.",
+)
+@json_option
+@click.pass_context
+def repair_cmd(ctx: click.Context, older_than: float, as_json: bool) -> None:
+    """Remove stale Git lock files that a killed writer left behind."""
+    with errors(as_json):
+        removed = open_ledger(ctx).repair(older_than)
+    if as_json:
+        print_json({"removed": removed})
+    else:
+        click.echo(f"Removed {len(removed)} stale lock file(s).")
+        for name in removed:
+            click.echo(f"  {name}")

@@ -1,0 +1,75 @@
+"""How tasks look on a terminal and in --json (one place, so every command agrees)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ._common import one_line
+
+if TYPE_CHECKING:
+    from ..ledger import Ledger, Version
+    from ..model import Task
+
+
+def task_dict(task: Task, short: str | None = None) -> dict[str, Any]:
+    data = task.to_json_dict()
+    data["short_id"] = short or task.id[:6]
+    return data
+
+
+def task_line(task: Task, short: str) -> str:
+    return f"{short:<8} {task.status:<9} p{task.priority}  {one_line(task.goal, 64)}"
+
+
+def task_lines(ledger: Ledger, tasks: list[Task]) -> list[str]:
+    shorts = ledger.short_ids(t.id for t in tasks) if tasks else {}
+    return [task_line(t, shorts[t.id]) for t in tasks]
+
+
+def task_text(ledger: Ledger, task: Task) -> str:
+    short = ledger.short_id(task.id)
+
+    def dep_state(dep: str) -> str:
+        try:
+            other = ledger.show(dep)
+            return f"{dep[: len(short)]} ({other.status})"
+        except Exception:  # noqa: BLE001 - a missing dependency must not hide the task
+            return f"{dep[: len(short)]} (missing)"
+
+    out = [
+        f"{short}  {one_line(task.goal, 200)}",
+        f"  id:       {task.id}",
+        f"  version:  {task.version}   status: {task.status}   priority: {task.priority}",
+        f"  owner:    {one_line(task.owner) or '—'}",
+        f"  next:     {one_line(task.next, 200) or '—'}",
+        f"  blocker:  {one_line(task.blocker, 200) or '—'}",
+        f"  criteria: {one_line(task.criteria, 200) or '—'}",
+    ]
+    if task.parent:
+        out.append(f"  parent:   {dep_state(task.parent)}")
+    if task.dependencies:
+        out.append(f"  depends:  {', '.join(dep_state(d) for d in task.dependencies)}")
+    if task.labels:
+        out.append(f"  labels:   {', '.join(task.labels)}")
+    for title, entries in (
+        ("decisions", task.decisions),
+        ("evidence", task.evidence),
+        ("notes", task.notes),
+    ):
+        if entries:
+            out.append(f"  {title}:")
+            out += [f"    - {one_line(e.text, 160)}  ({e.actor}, {e.at[:16]})" for e in entries]
+    if task.conflicts:
+        out.append("  merge conflicts:")
+        out += [
+            f"    - {c.field}: kept {c.kept!r}, other side had {c.dropped!r}"
+            for c in task.conflicts
+        ]
+    out.append(f"  updated:  {task.updated_at} by {one_line(task.actor)}")
+    return "\n".join(out)
+
+
+def version_text(version: Version) -> str:
+    lines = [f"v{version.version}  {version.at}  {version.actor}  {version.summary}"]
+    lines += [f"    {c.describe()}" for c in version.changes]
+    return "\n".join(lines)

@@ -1,0 +1,1126 @@
+"""The task ledger: tasks as Git refs, versions as commits, and the rules that keep them honest.
+
+Every interface (CLI, MCP server, hooks, Python callers) goes through ``Ledger``; the gates live
+here and nowhere else:
+
+- changing the goal or the criteria, and cancelling, need a decision in the same update;
+- ``blocked`` needs a blocker;
+- ``done`` needs criteria, a cleared blocker, every dependency done, and evidence bound to this
+  task and to the SHA-256 of the *current* criteria (evidence logged before the criteria changed,
+  or copied from another task, does not count);
+- no self-dependency, no dependency or parent cycle, and parents and dependencies must exist.
+
+Writes hold the ledger's writer lock and move the task's ref by compare-and-swap, so concurrent
+writers are serialized and none is lost; ``expect_version`` turns a stale write into a
+``VersionConflict`` instead. An update that changes nothing writes nothing.
+
+Listing here reads every ref (fine to a few thousand tasks); ``index.py`` keeps a derived SQLite
+index for the commands that must stay fast at 100,000.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import paths
+from .errors import (
+    AmbiguousId,
+    ClaimConflict,
+    CorruptRecord,
+    GateRefused,
+    IdempotencyConflict,
+    InvalidInput,
+    LedgerError,
+    NoLedger,
+    StorageError,
+    TaskNotFound,
+    VersionConflict,
+    VersionNotFound,
+)
+from .gitstore import GitStore, RefMoved, commit_exists, git_identity
+from .model import (
+    ENTRY_FIELDS,
+    FORMAT_LINE,
+    ID_LENGTH,
+    ID_PATTERN,
+    MIN_SHORT_ID,
+    PREFIX_PATTERN,
+    PRIORITY_MAX,
+    PRIORITY_MIN,
+    SCALAR_FIELDS,
+    SET_FIELDS,
+    STATUSES,
+    Entry,
+    Evidence,
+    HybridClock,
+    Task,
+    check_format,
+    check_text,
+    criteria_hash,
+    decode_record,
+    encode_record,
+    new_entry_id,
+    new_id,
+    now_iso,
+    render_markdown,
+)
+
+TASKS_DIR = "refs/gitledger/tasks"
+TASKS_PREFIX = TASKS_DIR + "/"
+KEYS_PREFIX = "refs/gitledger/keys/"
+RECORD_FILES = ("FORMAT", "task.json")
+_WRITE_ATTEMPTS = 20
+_COMMIT_EVIDENCE = re.compile(r"^commit:([0-9a-fA-F]{7,40})\b")
+_SINGULAR = {
+    "notes": "note",
+    "decisions": "decision",
+    "dependencies": "dependency",
+    "labels": "label",
+    "conflicts": "conflict",
+}
+
+
+@dataclass(frozen=True)
+class Change:
+    """One field's change between two versions."""
+
+    field: str
+    kind: str  # "set", "added" or "removed"
+    old: Any = None
+    new: Any = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"field": self.field, "kind": self.kind, "old": self.old, "new": self.new}
+
+    def describe(self) -> str:
+        if self.kind == "set":
+            return f"{self.field}: {_short(self.old)} → {_short(self.new)}"
+        sign = "+" if self.kind == "added" else "-"
+        value = self.new if self.kind == "added" else self.old
+        return f"{sign}{_SINGULAR.get(self.field, self.field)}: {_short(value)}"
+
+
+@dataclass(frozen=True)
+class Version:
+    version: int
+    commit: str
+    actor: str
+    at: str
+    summary: str
+    changes: tuple[Change, ...]
+    parents: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "commit": self.commit,
+            "actor": self.actor,
+            "at": self.at,
+            "summary": self.summary,
+            "parents": list(self.parents),
+            "changes": [c.to_dict() for c in self.changes],
+        }
+
+
+@dataclass
+class Problem:
+    ref: str
+    message: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"ref": self.ref, "message": self.message}
+
+
+@dataclass
+class VerifyReport:
+    tasks: int = 0
+    versions: int = 0
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "tasks": self.tasks,
+            "versions": self.versions,
+            "problems": [p.to_dict() for p in self.problems],
+        }
+
+
+def _short(value: Any, width: int = 60) -> str:
+    if value is None or value == "":
+        return "—"
+    text = " ".join(str(value).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def task_ref(task_id: str) -> str:
+    return TASKS_PREFIX + task_id
+
+
+class Ledger:
+    """A ledger of tasks in a bare Git repository."""
+
+    def __init__(
+        self,
+        store: GitStore,
+        *,
+        project_root: Path | None = None,
+        actor: str | None = None,
+        kind: str = "explicit",
+    ) -> None:
+        self.store = store
+        self.path = store.path
+        self.project_root = project_root
+        self.kind = kind
+        self.actor = actor
+        self.skipped: list[Problem] = []  # unreadable refs met by the last listing
+
+    # --- opening ------------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: Path | None = None,
+        *,
+        actor: str | None = None,
+        create: bool = False,
+        cwd: Path | None = None,
+    ) -> Ledger:
+        if path is not None:
+            location: paths.Location | None = paths.Location(
+                Path(path).expanduser().absolute(), "explicit", None
+            )
+        else:
+            location = paths.discover(cwd)
+        if location is None:
+            if not create:
+                raise NoLedger("No ledger here. Run 'gitledger init' or pass --ledger PATH.")
+            location = paths.default_location(cwd)
+        if not (location.path / "HEAD").exists():
+            if not create:
+                raise NoLedger(
+                    f"No ledger at {location.path} yet. Run 'gitledger init' or pass --ledger PATH."
+                )
+            GitStore.init(location.path)
+        return cls(
+            GitStore(location.path),
+            project_root=location.project_root,
+            actor=actor,
+            kind=location.kind,
+        )
+
+    @classmethod
+    def init(cls, path: Path | None = None, *, actor: str | None = None) -> Ledger:
+        """Create the ledger for ``path`` (default: here) at its default place; idempotent."""
+        env = os.environ.get(paths.ENV_LEDGER)
+        if path is None and env:
+            location = paths.Location(Path(env).expanduser().absolute(), "explicit", None)
+        else:
+            location = paths.default_location(path)
+        store = GitStore.init(location.path)
+        return cls(store, project_root=location.project_root, actor=actor, kind=location.kind)
+
+    @classmethod
+    def open_for_hook(cls, cwd: Path | None = None, *, actor: str | None = None) -> Ledger:
+        """The ledger a hook writes to: the project's if there is one, else the per-user ledger.
+
+        A hook must work in any folder without littering it, so outside a Git work tree (and with
+        no ``.gitledger/`` or ``GITLEDGER_DIR``) it uses the ledger in the user's data directory.
+        Creating a ledger is said once, on stderr.
+        """
+        location = paths.discover(cwd)
+        if location is None:
+            location = paths.Location(paths.user_ledger_dir(), "user", None)
+        if not (location.path / "HEAD").exists():
+            GitStore.init(location.path)
+            sys.stderr.write(f"gitledger: created a ledger at {location.path}\n")
+        return cls(
+            GitStore(location.path),
+            project_root=location.project_root,
+            actor=actor,
+            kind=location.kind,
+        )
+
+    # --- identity -----------------------------------------------------------------------------
+
+    def author(self, actor: str | None = None) -> tuple[str, str]:
+        """The commit author for a write: --actor / GITLEDGER_ACTOR, else the Git identity."""
+        chosen = actor or self.actor or os.environ.get("GITLEDGER_ACTOR")
+        if chosen:
+            check_text(chosen, "actor", limit=256)
+            match = re.match(r"^\s*(.*?)\s*<([^<>]*)>\s*$", chosen)
+            if match and match.group(1):
+                return match.group(1), match.group(2)
+            name = " ".join(chosen.split()) or "unknown"
+            return name, f"{re.sub(r'[^A-Za-z0-9._-]+', '-', name)}@gitledger"
+        identity = git_identity(self.project_root or Path.cwd())
+        if identity:
+            return identity
+        return "unknown", "unknown@gitledger"
+
+    # --- ids ----------------------------------------------------------------------------------
+
+    def resolve(self, prefix: str) -> str:
+        """The full id for an id or a unique prefix of one, like git resolves a short object id."""
+        wanted = prefix.strip().lower()
+        if not wanted or not PREFIX_PATTERN.match(wanted):
+            raise TaskNotFound(
+                f"'{_short(prefix, 40)}' is not a task id (ids use 0-9 and a-z without i, l, o, "
+                f"u). List tasks with 'gitledger task list'."
+            )
+        if len(wanted) == ID_LENGTH:
+            if self.store.tip(task_ref(wanted)) is None:
+                raise TaskNotFound(f"No task {wanted}. List tasks with 'gitledger task list'.")
+            return wanted
+        names = self.store.ref_names_starting(TASKS_DIR, wanted)
+        ids = [n[len(TASKS_PREFIX) :] for n in names if ID_PATTERN.match(n[len(TASKS_PREFIX) :])]
+        if not ids:
+            raise TaskNotFound(
+                f"No task id starts with '{wanted}'. List tasks with 'gitledger task list'."
+            )
+        if len(ids) > 1:
+            raise AmbiguousId(wanted, ids)
+        return ids[0]
+
+    def short_id(self, task_id: str) -> str:
+        """The shortest prefix (at least 6 characters) that names only this task."""
+        names = self.store.ref_names_starting(TASKS_DIR, task_id[:MIN_SHORT_ID])
+        others = [n[len(TASKS_PREFIX) :] for n in names if not n.endswith(task_id)]
+        return _shortest_unique(task_id, others)
+
+    @staticmethod
+    def short_ids(ids: Iterable[str]) -> dict[str, str]:
+        """Shortest unique prefixes for a set of ids (neighbours in sorted order decide)."""
+        ordered = sorted(set(ids))
+        out: dict[str, str] = {}
+        for i, task_id in enumerate(ordered):
+            neighbours = ordered[max(0, i - 1) : i] + ordered[i + 1 : i + 2]
+            out[task_id] = _shortest_unique(task_id, neighbours)
+        return out
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def _read(self, commit: str, where: str) -> Task:
+        files = self.store.read_files(commit, RECORD_FILES)
+        check_format(files["FORMAT"], where=where)
+        data = files["task.json"]
+        if data is None:
+            raise CorruptRecord(f"{where}: commit {commit[:12]} has no task.json.")
+        return decode_record(data, where=where)
+
+    def _tip(self, task_id: str) -> str:
+        tip = self.store.tip(task_ref(task_id))
+        if tip is None:
+            raise TaskNotFound(f"No task {task_id}. List tasks with 'gitledger task list'.")
+        return tip
+
+    def show(self, task_id: str, at: int | None = None) -> Task:
+        """A task as it is now, or as it was at version ``at``."""
+        full = self.resolve(task_id)
+        tip = self._tip(full)
+        task = self._read(tip, task_ref(full))
+        if at is None or at == task.version:
+            return task
+        if at < 1 or at > task.version:
+            raise VersionNotFound(
+                f"Task {full} has versions 1 to {task.version}; there is no version {at}."
+            )
+        for info in self.store.first_parent_chain(tip):
+            record = self._read(info.oid, task_ref(full))
+            if record.version == at:
+                return record
+            if record.version < at:
+                break
+        raise VersionNotFound(f"Task {full} has no version {at} on its main line of history.")
+
+    def tasks(self) -> Iterator[Task]:
+        """Every readable task; unreadable refs are collected in ``self.skipped``, not raised."""
+        self.skipped = []
+        for name, tip in self.store.refs(TASKS_PREFIX):
+            leaf = name[len(TASKS_PREFIX) :]
+            if not ID_PATTERN.match(leaf):
+                self.skipped.append(Problem(name, "not a gitledger task id"))
+                continue
+            try:
+                task = self._read(tip, name)
+            except LedgerError as exc:
+                self.skipped.append(Problem(name, exc.message))
+                continue
+            if task.id != leaf:
+                self.skipped.append(Problem(name, f"record says id {task.id}"))
+                continue
+            yield task
+
+    def list_tasks(
+        self,
+        *,
+        status: str | Sequence[str] | None = None,
+        owner: str | None = None,
+        label: str | None = None,
+        parent: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[Task]:
+        """Tasks matching every filter given, most recently updated first."""
+        statuses = _statuses(status)
+        parent_id = self.resolve(parent) if parent else None
+        found = [
+            t
+            for t in self.tasks()
+            if (statuses is None or t.status in statuses)
+            and (owner is None or t.owner == owner)
+            and (label is None or label in t.labels)
+            and (parent_id is None or t.parent == parent_id)
+        ]
+        found.sort(key=lambda t: (t.updated_at, t.id), reverse=True)
+        return _page(found, limit, offset)
+
+    def inbox(self, limit: int | None = 10) -> list[Task]:
+        """What needs attention: active, then blocked, then open; newest first within each."""
+        rank = {"active": 0, "blocked": 1, "open": 2}
+        found = [t for t in self.tasks() if t.status in rank]
+        found.sort(key=lambda t: (t.updated_at, t.id), reverse=True)
+        found.sort(key=lambda t: rank[t.status])
+        return _page(found, limit, 0)
+
+    def ready(self, limit: int | None = 10) -> list[Task]:
+        """Open tasks with no blocker whose every dependency is done: highest priority first."""
+        every = {t.id: t for t in self.tasks()}
+        found = [
+            t
+            for t in every.values()
+            if t.status == "open"
+            and not t.blocker
+            and all(d in every and every[d].status == "done" for d in t.dependencies)
+        ]
+        found.sort(key=lambda t: (t.priority, t.created_at, t.id))
+        return _page(found, limit, 0)
+
+    def search(self, query: str, limit: int | None = 20) -> list[Task]:
+        """Tasks whose text holds every word of ``query``, case-insensitively."""
+        words = [w.casefold() for w in query.split()]
+        if not words:
+            raise InvalidInput("Search for at least one word.")
+        found = []
+        for task in self.tasks():
+            haystack = searchable_text(task).casefold()
+            if all(w in haystack for w in words):
+                found.append(task)
+        found.sort(key=lambda t: (t.updated_at, t.id), reverse=True)
+        return _page(found, limit, 0)
+
+    def children(self, task_id: str) -> list[Task]:
+        parent = self.resolve(task_id)
+        found = [t for t in self.tasks() if t.parent == parent]
+        found.sort(key=lambda t: (t.created_at, t.id))
+        return found
+
+    # --- history ------------------------------------------------------------------------------
+
+    def history(self, task_id: str, limit: int | None = None, offset: int = 0) -> list[Version]:
+        """Versions newest first, each with what changed in it."""
+        full = self.resolve(task_id)
+        tip = self._tip(full)
+        where = task_ref(full)
+        cache: dict[str, Task] = {}
+
+        def record(oid: str) -> Task:
+            if oid not in cache:
+                cache[oid] = self._read(oid, where)
+            return cache[oid]
+
+        out: list[Version] = []
+        for n, info in enumerate(self.store.walk(tip)):
+            if n < offset:
+                continue
+            if limit is not None and len(out) >= limit:
+                break
+            current = record(info.oid)
+            previous = record(info.parents[0]) if info.parents else None
+            changes = tuple(diff_tasks(previous, current))
+            out.append(
+                Version(
+                    version=current.version,
+                    commit=info.oid,
+                    actor=info.author_name,
+                    at=current.updated_at,
+                    summary=info.message.splitlines()[0] if info.message else "",
+                    changes=changes,
+                    parents=info.parents,
+                )
+            )
+        return out
+
+    def diff(self, task_id: str, v1: int, v2: int) -> list[Change]:
+        """What changed from version ``v1`` to version ``v2``."""
+        return diff_tasks(self.show(task_id, at=v1), self.show(task_id, at=v2))
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def _files(self, task: Task) -> dict[str, bytes]:
+        return {
+            "FORMAT": FORMAT_LINE.encode(),
+            "task.json": encode_record(task),
+            "task.md": render_markdown(task).encode("utf-8"),
+        }
+
+    def _entries(self, texts: Iterable[str], kind: str, actor: str, at: str) -> list[Entry]:
+        return [
+            Entry(id=new_entry_id(), text=check_text(t, kind), at=at, actor=actor)
+            for t in texts
+            if _nonblank(t, kind)
+        ]
+
+    def create(
+        self,
+        goal: str,
+        *,
+        criteria: str = "",
+        parent: str | None = None,
+        owner: str | None = None,
+        priority: int = 2,
+        labels: Sequence[str] = (),
+        next: str | None = None,
+        dependencies: Sequence[str] = (),
+        idempotency_key: str | None = None,
+        actor: str | None = None,
+    ) -> Task:
+        """Create a task. With ``idempotency_key``, repeating the same request returns the same
+        task, and a different request under the same key is refused."""
+        goal = check_text(goal, "goal")
+        if not goal.strip():
+            raise InvalidInput("A task needs a goal: say in a sentence what is to be achieved.")
+        check_text(criteria, "criteria")
+        _check_priority(priority)
+        labels = _clean_labels(labels)
+        owner = _optional_text(owner, "owner")
+        next = _optional_text(next, "next")
+        parent_id = self.resolve(parent) if parent else None
+        deps = _unique(self.resolve(d) for d in dependencies)
+        request_hash = None
+        if idempotency_key is not None:
+            check_text(idempotency_key, "idempotency key", limit=512)
+            if not idempotency_key.strip():
+                raise InvalidInput("An idempotency key cannot be blank.")
+            request = {
+                "goal": goal,
+                "criteria": criteria,
+                "parent": parent_id,
+                "owner": owner,
+                "priority": priority,
+                "labels": sorted(labels),
+                "next": next,
+                "dependencies": sorted(deps),
+            }
+            request_hash = hashlib.sha256(
+                json.dumps(request, sort_keys=True, ensure_ascii=False).encode()
+            ).hexdigest()
+        name, email = self.author(actor)
+        with self.store.lock():
+            if idempotency_key is not None:
+                existing = self._keyed_task(idempotency_key)
+                if existing is not None:
+                    if existing.request_hash != request_hash:
+                        raise IdempotencyConflict(
+                            f"Idempotency key '{_short(idempotency_key, 40)}' was already used for "
+                            f"a different request (task {existing.id}). Use a new key, or repeat "
+                            f"the original request exactly."
+                        )
+                    return existing
+            for _ in range(_WRITE_ATTEMPTS):
+                task_id = new_id()
+                if self.store.tip(task_ref(task_id)) is None:
+                    break
+            else:  # pragma: no cover - 100 random bits
+                raise StorageError("Could not find a free task id; try again.")
+            at = now_iso()
+            stamp = HybridClock.tick([])
+            task = Task(
+                id=task_id,
+                version=1,
+                goal=goal,
+                criteria=criteria,
+                status="open",
+                owner=owner,
+                next=next,
+                priority=priority,
+                labels=labels,
+                parent=parent_id,
+                dependencies=deps,
+                created_at=at,
+                updated_at=at,
+                actor=name,
+                idempotency_key=idempotency_key,
+                request_hash=request_hash,
+                clock={f: stamp for f in (*SCALAR_FIELDS, *SET_FIELDS)},
+            )
+            message = f"create: {_short(goal, 64)}\n\nVersion: 1\nTask: {task_id}\n"
+            try:
+                self.store.write(
+                    task_ref(task_id), self._files(task), message, (name, email), [], None
+                )
+            except RefMoved as exc:  # pragma: no cover - the id was free under the lock
+                raise StorageError(
+                    f"Task ref {task_id} appeared while creating it; retry."
+                ) from exc
+            if idempotency_key is not None:
+                self._record_key(idempotency_key, task_id, (name, email))
+            return task
+
+    def _key_ref(self, key: str) -> str:
+        return KEYS_PREFIX + hashlib.sha256(key.encode("utf-8")).hexdigest()
+
+    def _keyed_task(self, key: str) -> Task | None:
+        tip = self.store.tip(self._key_ref(key))
+        if tip is None:
+            return None
+        data = self.store.read_files(tip, ("key.json",))["key.json"]
+        if data is None:
+            return None
+        task_id = json.loads(data)["task_id"]
+        task_tip = self.store.tip(task_ref(task_id))
+        if task_tip is None:
+            return None
+        first = list(self.store.first_parent_chain(task_tip))[-1]
+        original = self._read(first.oid, task_ref(task_id))
+        current = self._read(task_tip, task_ref(task_id))
+        # The request hash lives in the first version; the caller gets the task as it is now.
+        return current.model_copy(update={"request_hash": original.request_hash})
+
+    def _record_key(self, key: str, task_id: str, author: tuple[str, str]) -> None:
+        body = json.dumps({"task_id": task_id}).encode() + b"\n"
+        self.store.write(
+            self._key_ref(key),
+            {"key.json": body},
+            f"idempotency key for {task_id}\n",
+            author,
+            [],
+            None,
+        )
+
+    def update(
+        self,
+        task_id: str,
+        *,
+        goal: str | None = None,
+        criteria: str | None = None,
+        status: str | None = None,
+        next: str | None = None,
+        blocker: str | None = None,
+        owner: str | None = None,
+        priority: int | None = None,
+        labels_add: Sequence[str] = (),
+        labels_remove: Sequence[str] = (),
+        notes: Sequence[str] = (),
+        decisions: Sequence[str] = (),
+        evidence: Sequence[str] = (),
+        dependencies_add: Sequence[str] = (),
+        dependencies_remove: Sequence[str] = (),
+        parent: str | None = None,
+        expect_version: int | None = None,
+        actor: str | None = None,
+    ) -> Task:
+        """Write one new version with every change given. Empty strings clear optional fields
+        (owner, next, blocker, parent). Refused changes write nothing."""
+        full = self.resolve(task_id)
+        if status is not None and status not in STATUSES:
+            raise InvalidInput(
+                f"Unknown status '{_short(status, 30)}'. Use one of: {', '.join(STATUSES)}."
+            )
+        if goal is not None:
+            check_text(goal, "goal")
+            if not goal.strip():
+                raise InvalidInput("The goal cannot be blank.")
+        for value, name in (
+            (criteria, "criteria"),
+            (next, "next"),
+            (blocker, "blocker"),
+            (owner, "owner"),
+        ):
+            if value is not None:
+                check_text(value, name)
+        if priority is not None:
+            _check_priority(priority)
+        add_labels = _clean_labels(labels_add)
+        remove_labels = _clean_labels(labels_remove)
+        for texts, kind in ((notes, "note"), (decisions, "decision"), (evidence, "evidence")):
+            for text in texts:
+                check_text(text, kind)
+        add_deps = _unique(self.resolve(d) for d in dependencies_add)
+        remove_deps = _unique(self.resolve(d) for d in dependencies_remove)
+        parent_id = (self.resolve(parent) if parent else "") if parent is not None else None
+        if expect_version is not None and expect_version < 1:
+            raise InvalidInput("--expect-version is a version number, 1 or more.")
+        if not any(
+            v is not None for v in (goal, criteria, status, next, blocker, owner, priority, parent)
+        ) and not any(
+            (
+                labels_add,
+                labels_remove,
+                notes,
+                decisions,
+                evidence,
+                dependencies_add,
+                dependencies_remove,
+            )
+        ):
+            raise InvalidInput(
+                "Nothing to update: give at least one field, e.g. --status active or --note TEXT."
+            )
+        for text in evidence:
+            self._check_evidence_commit(text)
+        name, email = self.author(actor)
+        ref = task_ref(full)
+        with self.store.lock():
+            for _ in range(_WRITE_ATTEMPTS):
+                tip = self._tip(full)
+                current = self._read(tip, ref)
+                if expect_version is not None and current.version != expect_version:
+                    raise VersionConflict(full, expect_version, current.version)
+                at = now_iso()
+                new = self._apply(
+                    current,
+                    at=at,
+                    actor=name,
+                    goal=goal,
+                    criteria=criteria,
+                    status=status,
+                    next=next,
+                    blocker=blocker,
+                    owner=owner,
+                    priority=priority,
+                    labels_add=add_labels,
+                    labels_remove=remove_labels,
+                    notes=notes,
+                    decisions=decisions,
+                    evidence=evidence,
+                    deps_add=add_deps,
+                    deps_remove=remove_deps,
+                    parent=parent_id,
+                )
+                changes = diff_tasks(current, new)
+                if not changes:
+                    return current
+                self._gates(current, new, changes)
+                new = new.model_copy(update={"version": current.version + 1})
+                message = _commit_message(new, changes)
+                try:
+                    self.store.write(ref, self._files(new), message, (name, email), [tip], tip)
+                except RefMoved:
+                    continue  # a writer outside gitledger's lock moved it; read again
+                return new
+        raise StorageError(f"Task {full} kept changing under this update; try again.")
+
+    def _apply(
+        self,
+        current: Task,
+        *,
+        at: str,
+        actor: str,
+        goal: str | None,
+        criteria: str | None,
+        status: str | None,
+        next: str | None,
+        blocker: str | None,
+        owner: str | None,
+        priority: int | None,
+        labels_add: list[str],
+        labels_remove: list[str],
+        notes: Sequence[str],
+        decisions: Sequence[str],
+        evidence: Sequence[str],
+        deps_add: list[str],
+        deps_remove: list[str],
+        parent: str | None,
+    ) -> Task:
+        changes: dict[str, Any] = {}
+        if goal is not None:
+            changes["goal"] = goal
+        if criteria is not None:
+            changes["criteria"] = criteria
+        if status is not None:
+            changes["status"] = status
+        for name, value in (("next", next), ("blocker", blocker), ("owner", owner)):
+            if value is not None:
+                changes[name] = value if value.strip() else None
+        if priority is not None:
+            changes["priority"] = priority
+        if parent is not None:
+            changes["parent"] = parent or None
+        labels = [lb for lb in current.labels if lb not in labels_remove]
+        labels += [lb for lb in labels_add if lb not in labels]
+        changes["labels"] = labels
+        missing = [d for d in deps_remove if d not in current.dependencies]
+        if missing:
+            raise InvalidInput(
+                f"Task {current.id} does not depend on {', '.join(missing)}; nothing to remove."
+            )
+        deps = [d for d in current.dependencies if d not in deps_remove]
+        deps += [d for d in deps_add if d not in deps]
+        changes["dependencies"] = deps
+        new_criteria = changes.get("criteria", current.criteria)
+        changes["notes"] = current.notes + self._entries(notes, "note", actor, at)
+        changes["decisions"] = current.decisions + self._entries(decisions, "decision", actor, at)
+        changes["evidence"] = current.evidence + [
+            Evidence(
+                id=new_entry_id(),
+                text=text,
+                at=at,
+                actor=actor,
+                task_id=current.id,
+                criteria_hash=criteria_hash(new_criteria),
+            )
+            for text in evidence
+            if _nonblank(text, "evidence")
+        ]
+        updated = current.model_copy(update=changes)
+        stamp = HybridClock.tick(list(current.clock.values()))
+        clock = dict(current.clock)
+        for name in (*SCALAR_FIELDS, *SET_FIELDS):
+            if getattr(updated, name) != getattr(current, name):
+                clock[name] = stamp
+        return updated.model_copy(update={"clock": clock, "updated_at": at, "actor": actor})
+
+    def _gates(self, current: Task, new: Task, changes: list[Change]) -> None:
+        added_decision = len(new.decisions) > len(current.decisions)
+        for name in ("goal", "criteria"):
+            if getattr(new, name) != getattr(current, name) and not added_decision:
+                raise GateRefused(
+                    f"Changing the {name} needs a decision saying why: add --decision TEXT to "
+                    f"the same update."
+                )
+        if new.status == "cancelled" and current.status != "cancelled" and not added_decision:
+            raise GateRefused("Cancelling needs a decision saying why: add --decision TEXT.")
+        if new.status == "blocked" and not new.blocker:
+            raise GateRefused(
+                "A blocked task needs a blocker: add --blocker TEXT saying what it waits on."
+            )
+        if new.parent is not None and new.parent != current.parent:
+            self._check_parent(new.id, new.parent)
+        added = [d for d in new.dependencies if d not in current.dependencies]
+        for dep in added:
+            self._check_dependency(new.id, dep)
+        if new.status == "done" and (current.status != "done" or _done_relevant(changes)):
+            self._done_gate(new)
+
+    def _done_gate(self, task: Task) -> None:
+        if not task.criteria.strip():
+            raise GateRefused(
+                "Done needs completion criteria: add --criteria TEXT (with a --decision) first."
+            )
+        if task.blocker:
+            raise GateRefused(
+                f"Done needs the blocker cleared (it is: {_short(task.blocker, 60)}); pass --blocker ''."
+            )
+        unfinished = []
+        for dep in task.dependencies:
+            tip = self.store.tip(task_ref(dep))
+            if tip is None:
+                unfinished.append(f"{dep} (missing)")
+                continue
+            record = self._read(tip, task_ref(dep))
+            if record.status != "done":
+                unfinished.append(f"{dep[:MIN_SHORT_ID]} ({record.status})")
+        if unfinished:
+            raise GateRefused(
+                f"Done needs every dependency done; not yet: {', '.join(unfinished)}. Finish them "
+                f"or remove them with --remove-dependency."
+            )
+        wanted = criteria_hash(task.criteria)
+        bound = [e for e in task.evidence if e.task_id == task.id and e.criteria_hash == wanted]
+        if not bound:
+            stale = [e for e in task.evidence if e.task_id == task.id]
+            foreign = [e for e in task.evidence if e.task_id != task.id]
+            why = (
+                " (the evidence there was logged against earlier criteria)"
+                if stale
+                else " (the evidence there was bound to another task)"
+                if foreign
+                else ""
+            )
+            raise GateRefused(
+                f"Done needs evidence for the current criteria{why}: add --evidence TEXT "
+                f"saying what shows the criteria are met."
+            )
+
+    def _check_parent(self, task_id: str, parent: str) -> None:
+        if parent == task_id:
+            raise GateRefused("A task cannot be its own parent.")
+        seen = {task_id}
+        current: str | None = parent
+        while current is not None:
+            if current in seen:
+                raise GateRefused(
+                    f"Making {parent[:MIN_SHORT_ID]} the parent of {task_id[:MIN_SHORT_ID]} would "
+                    f"make a cycle of parents."
+                )
+            seen.add(current)
+            tip = self.store.tip(task_ref(current))
+            if tip is None:
+                raise TaskNotFound(f"Parent task {current} does not exist.")
+            current = self._read(tip, task_ref(current)).parent
+
+    def _check_dependency(self, task_id: str, dep: str) -> None:
+        if dep == task_id:
+            raise GateRefused("A task cannot depend on itself.")
+        stack, seen = [dep], set()
+        while stack:
+            current = stack.pop()
+            if current == task_id:
+                raise GateRefused(
+                    f"Depending on {dep[:MIN_SHORT_ID]} would make a cycle: it already depends "
+                    f"(directly or not) on {task_id[:MIN_SHORT_ID]}."
+                )
+            if current in seen:
+                continue
+            seen.add(current)
+            tip = self.store.tip(task_ref(current))
+            if tip is None:
+                raise TaskNotFound(f"Dependency {current} does not exist.")
+            stack.extend(self._read(tip, task_ref(current)).dependencies)
+
+    def _check_evidence_commit(self, text: str) -> None:
+        match = _COMMIT_EVIDENCE.match(text.strip())
+        if match and self.project_root is not None:
+            if not commit_exists(self.project_root, match.group(1)):
+                raise InvalidInput(
+                    f"Evidence cites commit {match.group(1)}, which this repository does not have."
+                )
+
+    def claim(self, task_id: str, *, actor: str | None = None) -> Task:
+        """Take a task for ``actor``: the first claim wins, a second claimant gets ClaimConflict.
+
+        Claiming sets the owner and makes the task active; claiming a task you already own is a
+        no-op. (With a remote, ``sync.claim`` makes the claim count only once the push landed.)
+        """
+        full = self.resolve(task_id)
+        name, _email = self.author(actor)
+        for _ in range(_WRITE_ATTEMPTS):
+            current = self._read(self._tip(full), task_ref(full))
+            if current.owner and current.owner != name:
+                raise ClaimConflict(
+                    f"Task {full[:MIN_SHORT_ID]} is already claimed by {current.owner}; pick "
+                    f"another with 'gitledger task ready'."
+                )
+            if current.finished:
+                raise GateRefused(
+                    f"Task {full[:MIN_SHORT_ID]} is {current.status}; nothing to claim."
+                )
+            if current.owner == name and current.status != "open":
+                return current
+            try:
+                # expect_version makes the claim a compare-and-swap: of two racing claimants,
+                # one writes and the other re-reads, sees the owner and gets ClaimConflict.
+                return self.update(
+                    full,
+                    owner=name,
+                    status="active" if current.status == "open" else None,
+                    expect_version=current.version,
+                    actor=actor,
+                )
+            except VersionConflict:
+                continue
+        raise StorageError(f"Task {full} kept changing while claiming it; try again.")
+
+    # --- checking -----------------------------------------------------------------------------
+
+    def verify(self) -> VerifyReport:
+        """Check every task: objects re-hash to their ids, records validate, versions chain."""
+        report = VerifyReport()
+        for name, tip in self.store.refs(TASKS_PREFIX):
+            leaf = name[len(TASKS_PREFIX) :]
+            if not ID_PATTERN.match(leaf):
+                report.problems.append(Problem(name, "not a gitledger task id (a foreign ref)"))
+                continue
+            report.tasks += 1
+            try:
+                versions: dict[str, int] = {}
+                infos = list(self.store.walk(tip))
+                for info in reversed(infos):  # oldest first, so parents are known
+                    self.store.check_objects(info.oid)
+                    files = self.store.read_files(info.oid, RECORD_FILES)
+                    check_format(files["FORMAT"], where=name)
+                    if files["task.json"] is None:
+                        raise CorruptRecord(f"commit {info.oid[:12]} has no task.json")
+                    record = decode_record(files["task.json"], where=name)
+                    if record.id != leaf:
+                        raise CorruptRecord(f"version {record.version} says id {record.id}")
+                    expected = max((versions[p] for p in info.parents), default=0) + 1
+                    if record.version != expected:
+                        raise CorruptRecord(
+                            f"commit {info.oid[:12]} is version {record.version}, expected "
+                            f"{expected}: the version chain is broken"
+                        )
+                    versions[info.oid] = record.version
+                    report.versions += 1
+            except LedgerError as exc:
+                report.problems.append(Problem(name, exc.message))
+        return report
+
+    def repair(self, older_than: float = 60.0) -> list[str]:
+        """Remove ref lock files left by killed writers (only while no gitledger writer runs)."""
+        removed = []
+        with self.store.lock(timeout=5):
+            for lock in self.store.stale_ref_locks(older_than):
+                lock.unlink(missing_ok=True)
+                removed.append(str(lock.relative_to(self.path)))
+        return removed
+
+
+# --- helpers ----------------------------------------------------------------------------------
+
+
+def searchable_text(task: Task) -> str:
+    parts = [task.goal, task.criteria, task.next or "", task.blocker or "", task.owner or ""]
+    parts += task.labels
+    parts += [e.text for kind in ENTRY_FIELDS for e in getattr(task, kind)]
+    return "\n".join(parts)
+
+
+def diff_tasks(old: Task | None, new: Task) -> list[Change]:
+    """Field-by-field changes from ``old`` to ``new`` (everything is added when ``old`` is None)."""
+    out: list[Change] = []
+    if old is None:
+        for name in SCALAR_FIELDS:
+            value = getattr(new, name)
+            if value not in (None, "", []):
+                out.append(Change(name, "set", None, value))
+        for name in SET_FIELDS:
+            out += [Change(name, "added", None, v) for v in getattr(new, name)]
+        for name in ENTRY_FIELDS:
+            out += [Change(name, "added", None, e.text) for e in getattr(new, name)]
+        return out
+    for name in SCALAR_FIELDS:
+        if getattr(old, name) != getattr(new, name):
+            out.append(Change(name, "set", getattr(old, name), getattr(new, name)))
+    for name in SET_FIELDS:
+        before, after = getattr(old, name), getattr(new, name)
+        out += [Change(name, "removed", v, None) for v in before if v not in after]
+        out += [Change(name, "added", None, v) for v in after if v not in before]
+    for name in ENTRY_FIELDS:
+        before_ids = {e.id for e in getattr(old, name)}
+        after_ids = {e.id for e in getattr(new, name)}
+        out += [
+            Change(name, "removed", e.text, None)
+            for e in getattr(old, name)
+            if e.id not in after_ids
+        ]
+        out += [
+            Change(name, "added", None, e.text)
+            for e in getattr(new, name)
+            if e.id not in before_ids
+        ]
+    if len(new.conflicts) > len(old.conflicts):
+        out += [
+            Change("conflicts", "added", None, c.field) for c in new.conflicts[len(old.conflicts) :]
+        ]
+    return out
+
+
+def _commit_message(task: Task, changes: list[Change]) -> str:
+    heads = []
+    for change in changes:
+        if change.kind == "set" and change.field in ("status", "priority"):
+            heads.append(f"{change.field} {change.old}→{change.new}")
+        elif change.kind == "set":
+            heads.append(change.field)
+    counts: dict[str, int] = {}
+    for change in changes:
+        if change.kind != "set":
+            key = f"{'+' if change.kind == 'added' else '-'}{change.field}"
+            counts[key] = counts.get(key, 0) + 1
+    heads += [f"{k} {v}" if v > 1 else k for k, v in counts.items()]
+    subject = f"update: {', '.join(heads)}"
+    if len(subject) > 100:
+        subject = subject[:99] + "…"
+    body = "\n".join(f"- {c.describe()}" for c in changes)
+    return f"{subject}\n\n{body}\n\nVersion: {task.version}\nTask: {task.id}\n"
+
+
+def _done_relevant(changes: list[Change]) -> bool:
+    return any(c.field in ("criteria", "blocker", "dependencies", "evidence") for c in changes)
+
+
+def _shortest_unique(task_id: str, others: Iterable[str]) -> str:
+    length = MIN_SHORT_ID
+    for other in others:
+        common = 0
+        for a, b in zip(task_id, other):
+            if a != b:
+                break
+            common += 1
+        length = max(length, common + 1)
+    return task_id[: min(length, len(task_id))]
+
+
+def _statuses(status: str | Sequence[str] | None) -> set[str] | None:
+    if status is None:
+        return None
+    wanted = {status} if isinstance(status, str) else set(status)
+    unknown = wanted - set(STATUSES)
+    if unknown:
+        raise InvalidInput(
+            f"Unknown status '{sorted(unknown)[0]}'. Use one of: {', '.join(STATUSES)}."
+        )
+    return wanted
+
+
+def _page(items: list[Task], limit: int | None, offset: int) -> list[Task]:
+    if limit is not None and limit < 0:
+        raise InvalidInput("A limit cannot be negative.")
+    if offset < 0:
+        raise InvalidInput("An offset cannot be negative.")
+    end = None if limit is None else offset + limit
+    return items[offset:end]
+
+
+def _check_priority(priority: int) -> None:
+    if not isinstance(priority, int) or not PRIORITY_MIN <= priority <= PRIORITY_MAX:
+        raise InvalidInput(
+            f"Priority is {PRIORITY_MIN} (highest) to {PRIORITY_MAX} (lowest), not {priority!r}."
+        )
+
+
+def _clean_labels(labels: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for label in labels:
+        check_text(label, "label", limit=128)
+        label = label.strip()
+        if not label or any(ch.isspace() for ch in label) or "," in label:
+            raise InvalidInput(f"A label is one word without commas, not {label!r}.")
+        if label not in out:
+            out.append(label)
+    return out
+
+
+def _optional_text(value: str | None, name: str) -> str | None:
+    if value is None:
+        return None
+    check_text(value, name)
+    return value if value.strip() else None
+
+
+def _nonblank(text: str, kind: str) -> bool:
+    if not text.strip():
+        raise InvalidInput(f"A {kind} cannot be blank.")
+    return True
+
+
+def _unique(ids: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for task_id in ids:
+        if task_id not in out:
+            out.append(task_id)
+    return out

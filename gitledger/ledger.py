@@ -1057,7 +1057,7 @@ def _shortest_unique(task_id: str, others: Iterable[str]) -> str:
     length = MIN_SHORT_ID
     for other in others:
         common = 0
-        for a, b in zip(task_id, other):
+        for a, b in zip(task_id, other, strict=False):
             if a != b:
                 break
             common += 1

@@ -469,7 +469,8 @@ class Ledger:
 
     # --- writing ------------------------------------------------------------------------------
 
-    def _files(self, task: Task) -> dict[str, bytes]:
+    def record_files(self, task: Task) -> dict[str, bytes]:
+        """The tree of one task version: format line, machine record, Markdown view."""
         return {
             "FORMAT": FORMAT_LINE.encode(),
             "task.json": encode_record(task),
@@ -569,7 +570,7 @@ class Ledger:
             message = f"create: {_short(goal, 64)}\n\nVersion: 1\nTask: {task_id}\n"
             try:
                 self.store.write(
-                    task_ref(task_id), self._files(task), message, (name, email), [], None
+                    task_ref(task_id), self.record_files(task), message, (name, email), [], None
                 )
             except RefMoved as exc:  # pragma: no cover - the id was free under the lock
                 raise StorageError(
@@ -717,7 +718,7 @@ class Ledger:
                 new = new.model_copy(update={"version": current.version + 1})
                 message = _commit_message(new, changes)
                 try:
-                    self.store.write(ref, self._files(new), message, (name, email), [tip], tip)
+                    self.store.write(ref, self.record_files(new), message, (name, email), [tip], tip)
                 except RefMoved:
                     continue  # a writer outside gitledger's lock moved it; read again
                 return new

@@ -369,7 +369,11 @@ def _local_offset_minutes() -> int:
 
 
 def git_identity(start: Path | None) -> tuple[str, str] | None:
-    """The user's Git identity (user.name, user.email), from the project's or global config."""
+    """The user's Git identity: GIT_AUTHOR_NAME/EMAIL as Git honours them, else user.name and
+    user.email from the project's or the global config."""
+    env_name, env_email = os.environ.get("GIT_AUTHOR_NAME"), os.environ.get("GIT_AUTHOR_EMAIL")
+    if env_name and env_email:
+        return env_name, env_email
     try:
         if start is not None:
             found = pygit2.discover_repository(str(start))

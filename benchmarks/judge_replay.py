@@ -1,0 +1,202 @@
+"""Replay the boundary judge over taskcut's labelled sessions and score it.
+
+    python benchmarks/judge_replay.py [--corpus DIR] [--json FILE] [--show-misses] [--model NAME]
+
+Each set in ``taskcut-replay/`` is a session as segments of messages (tool output blanked) and the
+steps taskcut judged, with a label per judged step in ``<set>.labels``: N (the work moves on), S
+(it does not), E (either). A boundary window is an N plus the E steps directly before it; it is
+caught when the judge says NEXT at any step of it. False NEXT is counted on S steps; E steps
+outside a window count nowhere. 95% intervals come from 2,000 bootstrap resamples of windows and
+of S steps.
+
+The judge sees each labelled step the way it would live: the messages of its segment before it
+(from the last compaction on), the step's own text and calls, never a tool's output. The gate is
+run with floor 0 (every labelled step is past taskcut's floor already); a labelled step the other
+not-judged conditions skip counts as a SAME.
+
+Sets are split in two so the rules can be checked on sessions they were not tuned on: DEV is what
+the rules were read against while writing them, HELD_OUT is reported apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from gitledger import judge  # noqa: E402
+
+DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "taskcut-replay"
+DEV = ("click-zh--on", "issues-long--on", "mechanism", "sqlglot-long--default")
+HELD_OUT = ("click-zh--off", "issues-long--off", "sqlglot-long--off")
+
+
+@dataclass
+class Judged:
+    set: str
+    n: int
+    label: str
+    verdict: judge.Verdict
+    excerpt: str
+
+
+def read_labels(path: Path) -> dict[int, str]:
+    labels: dict[int, str] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        number, label, *_ = line.split(None, 2)
+        labels[int(number)] = label
+    return labels
+
+
+def run_set(path: Path, model: Any = None) -> list[Judged]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    labels = read_labels(path.with_suffix(".labels"))
+    contexts = judge.replay_contexts(data)
+    out = []
+    for number, label in sorted(labels.items()):
+        ctx = contexts[number]
+        judge.clear_caches()
+        verdict = judge.judge_step(ctx, floor=0, model=model)
+        out.append(Judged(path.stem, number, label, verdict, ctx.step.text[:110]))
+    return out
+
+
+def windows(results: Sequence[Judged]) -> list[list[Judged]]:
+    """Each N with the E steps directly before it (in judged order, within one set)."""
+    found: list[list[Judged]] = []
+    for i, item in enumerate(results):
+        if item.label != "N":
+            continue
+        window = [item]
+        j = i - 1
+        while j >= 0 and results[j].label == "E" and results[j].set == item.set:
+            window.insert(0, results[j])
+            j -= 1
+        found.append(window)
+    return found
+
+
+def bootstrap(values: Sequence[int], rounds: int = 2000, seed: int = 8) -> tuple[float, float]:
+    if not values:
+        return (0.0, 0.0)
+    rng = random.Random(seed)
+    n = len(values)
+    means = sorted(sum(rng.choices(values, k=n)) / n for _ in range(rounds))
+    return (100 * means[int(0.025 * rounds)], 100 * means[int(0.975 * rounds) - 1])
+
+
+def score(results: Sequence[Judged]) -> dict[str, Any]:
+    by_set: dict[str, list[Judged]] = {}
+    for item in results:
+        by_set.setdefault(item.set, []).append(item)
+    caught: list[int] = []
+    for items in by_set.values():
+        caught.extend(int(any(x.verdict.is_next for x in w)) for w in windows(items))
+    false_next = [int(x.verdict.is_next) for x in results if x.label == "S"]
+    judged_calls = [x for x in results if x.verdict.by == "model"]
+    return {
+        "steps": len(results),
+        "windows": len(caught),
+        "caught": sum(caught),
+        "caught_pct": 100 * sum(caught) / len(caught) if caught else 0.0,
+        "caught_ci": bootstrap(caught),
+        "s_steps": len(false_next),
+        "false_next": sum(false_next),
+        "false_next_pct": 100 * sum(false_next) / len(false_next) if false_next else 0.0,
+        "false_next_ci": bootstrap(false_next),
+        "model_calls": len(judged_calls),
+        "skipped_by_gate": sum(1 for x in results if not x.verdict.judged),
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--json", type=Path, help="write the figures to this file")
+    parser.add_argument(
+        "--show-misses", action="store_true", help="list missed windows and false NEXTs"
+    )
+    parser.add_argument("--sets", help="comma-separated set names (default: all)")
+    parser.add_argument(
+        "--model",
+        help="also run deterministic-then-model with this model (ANTHROPIC_BASE_URL/API_KEY)",
+    )
+    args = parser.parse_args(argv)
+    if not args.corpus.is_dir():
+        print(f"No replay corpus at {args.corpus}; pass --corpus DIR.", file=sys.stderr)
+        return 1
+    paths = sorted(args.corpus.glob("*.json"))
+    if args.sets:
+        wanted = set(args.sets.split(","))
+        paths = [p for p in paths if p.stem in wanted]
+    arms: dict[str, Any] = {"deterministic": None}
+    if args.model:
+        from gitledger.judge_model import ModelJudge
+
+        arms["deterministic+model"] = ModelJudge(args.model)
+    report: dict[str, Any] = {"corpus": args.corpus.name, "arms": {}}
+    for arm, model in arms.items():
+        results: list[Judged] = []
+        started = time.perf_counter()
+        for path in paths:
+            results.extend(run_set(path, model))
+        wall = time.perf_counter() - started
+        times = [x.verdict.elapsed_ms for x in results]
+        figures = {
+            "all": score(results),
+            "dev": score([x for x in results if x.set in DEV]),
+            "held_out": score([x for x in results if x.set in HELD_OUT]),
+            "ms_per_step_median": statistics.median(times) if times else 0.0,
+            "ms_per_step_max": max(times) if times else 0.0,
+            "wall_s": wall,
+        }
+        report["arms"][arm] = figures
+        print(f"\n{arm}: {len(results)} labelled steps, {wall:.2f} s")
+        print(
+            f"{'split':<10} {'windows':>7} {'caught':>17} {'95% CI':>15} {'S steps':>8} {'false NEXT':>15} {'95% CI':>13} {'model calls':>11}"
+        )
+        for split in ("all", "dev", "held_out"):
+            s = figures[split]
+            print(
+                f"{split:<10} {s['windows']:>7} {s['caught']:>5} = {s['caught_pct']:5.1f}%   "
+                f"{s['caught_ci'][0]:5.1f}–{s['caught_ci'][1]:5.1f}% {s['s_steps']:>8} "
+                f"{s['false_next']:>4} = {s['false_next_pct']:4.1f}%   "
+                f"{s['false_next_ci'][0]:4.1f}–{s['false_next_ci'][1]:4.1f}% {s['model_calls']:>11}"
+            )
+        print(
+            f"time per step: median {figures['ms_per_step_median']:.2f} ms, max {figures['ms_per_step_max']:.2f} ms"
+        )
+        if args.show_misses:
+            by_set: dict[str, list[Judged]] = {}
+            for item in results:
+                by_set.setdefault(item.set, []).append(item)
+            for items in by_set.values():
+                for w in windows(items):
+                    if not any(x.verdict.is_next for x in w):
+                        for x in w:
+                            print(
+                                f"  MISSED {x.set}#{x.n} {x.label} [{x.verdict.rule}] {x.excerpt!r}"
+                            )
+            for x in results:
+                if x.label == "S" and x.verdict.is_next:
+                    print(
+                        f"  FALSE  {x.set}#{x.n} [{x.verdict.rule}] {x.verdict.reason} | {x.excerpt!r}"
+                    )
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

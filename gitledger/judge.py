@@ -1,0 +1,721 @@
+"""When to compact: a step judge and a turn-end rule pipeline.
+
+Compaction at a fixed fill level fires in the middle of a piece of work and summarises away detail
+that is still live. The right moment is when the work moves on from a finished piece to the next
+piece the person asked for. Two ways to find it live here:
+
+**The step judge** (``judge_step``) reads one assistant step -- what it just said and the calls it
+is making -- with the conversation before it, and answers ``NEXT`` (the work moves on here:
+compacting now loses nothing live) or ``SAME``. The deterministic rules, in order:
+
+1. a step that asks the person something, waits for a decision, or proposes work nobody asked for
+   is SAME (the next message is the person's, and it may be about this piece);
+2. a step that moves to another piece -- it names the piece it turns to ("now issue 4", "Issue 4:",
+   "moving on to task 2", "开始第 4 个") and that piece is not the one already in hand -- is NEXT
+   when a piece was finished on the way: in the same step ("issue 3 passes"), or by the step
+   before it with nothing else done since (a commit, a task-list item completed, "Issue 3 done.");
+3. a task list whose item goes to completed in this step while another goes in progress is NEXT;
+4. anything else is SAME -- work inside a piece, a piece passing but still being checked or tidied,
+   the last piece finishing and the wrap-up after it (nothing has moved on yet), a status recap.
+
+Rule 2 needs "the piece in hand": the last piece the assistant said it was turning to, read from
+its earlier messages in the current context. Saying again that it is on issue 4 is not a move.
+A SAME that mentions pieces or finishing without a move is marked ``unsure``: those are the steps
+an optional model judge (``gitledger.judge_model``) is asked about; the rest cost nothing.
+
+**Not judged at all** (``gate``): the first step of a turn, a step with no text, a step right
+after a compaction until something other than a read-only lookup has run, and anything below the
+floor (default 35% of the context window, from the usage the transcript records), with 5 points
+of hysteresis after a compaction that left the context above the floor.
+
+**The turn pipeline** (``judge_turn``), for agents without step hooks, is in the second half of
+this module; its state per session is a ref in the ledger, ``refs/gitledger/judge/<session>``.
+
+The judge reads only what the assistant said and the names, paths and descriptions of its calls,
+never tool output: a tool's output is data, and the boundary is a fact about the assistant's
+intent, which it states in its own words.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from functools import lru_cache
+from typing import Any
+
+NEXT = "NEXT"
+SAME = "SAME"
+
+DEFAULT_FLOOR = 35.0
+HYSTERESIS_POINTS = 5.0
+DEFAULT_WINDOW = 200_000
+LARGE_WINDOW = 1_000_000
+
+# Tools that only look things up. After a compaction the assistant re-reads what it needs; those
+# steps are not judged until it does real work again (the summary is not a piece of work).
+READ_ONLY_TOOLS = frozenset(
+    {
+        "Read",
+        "Grep",
+        "Glob",
+        "LS",
+        "WebFetch",
+        "WebSearch",
+        "ToolSearch",
+        "NotebookRead",
+        "TodoRead",
+        "BashOutput",
+        "TaskList",
+        "TaskGet",
+        "ListMcpResourcesTool",
+        "ReadMcpResourceTool",
+    }
+)
+EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
+ASK_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
+TASK_TOOLS = frozenset({"TodoWrite", "TaskCreate", "TaskUpdate"})
+# Text past this many characters is not read for pieces: a step says where it is going early,
+# and long messages are wrap-ups.
+TEXT_LIMIT = 3000
+
+
+# --- what the judge reads -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call of the assistant: its name and input (the judge never sees its output)."""
+
+    name: str
+    input: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message in the context, reduced to what the judge reads.
+
+    ``role`` is ``user`` (a request the person typed), ``assistant``, ``tool_result`` (output,
+    never read beyond its existence and error flag), ``summary`` (a compaction summary) or
+    ``meta`` (text the harness or a plugin wrote in the person's name).
+    """
+
+    role: str
+    text: str = ""
+    calls: tuple[Call, ...] = ()
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class Step:
+    """The step being judged: what the assistant just said and the calls it is making."""
+
+    text: str
+    calls: tuple[Call, ...] = ()
+
+
+@dataclass(frozen=True)
+class StepContext:
+    """A step with everything the gate and the judges need, built from a transcript."""
+
+    history: tuple[Message, ...]  # the context before the step, from the last compaction on
+    step: Step
+    context_tokens: int | None = None  # usage recorded for the step (or the latest before it)
+    window: int = DEFAULT_WINDOW
+    first_in_turn: bool = False
+    ends_turn: bool = False  # the step's last block is not a tool call: nothing continues
+    after_compaction: bool = False  # the history starts at a compaction
+    work_since_compaction: bool = True  # a non-read-only call has run since that compaction
+    post_compaction_tokens: int | None = None  # the first usage recorded after that compaction
+
+    @property
+    def fill(self) -> float | None:
+        if self.context_tokens is None or self.window <= 0:
+            return None
+        return 100.0 * self.context_tokens / self.window
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judge's answer. ``judged`` is False when the gate skipped the step (then SAME)."""
+
+    decision: str
+    reason: str
+    rule: str
+    judged: bool = True
+    unsure: bool = False
+    by: str = "rules"  # rules | model | gate
+    fill: float | None = None
+    elapsed_ms: float = 0.0
+
+    @property
+    def is_next(self) -> bool:
+        return self.decision == NEXT
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# --- reading pieces out of text -------------------------------------------------------------
+
+_NOUN = r"(?:issues?|tasks?|items?|tickets?|bugs?|todos?|problems?|questions?|steps?|phases?)"
+_NUM_REF = rf"{_NOUN}\s*#?\s*(\d+)"
+_PART_REF = r"parts?\s*\(?([a-hA-H]|\d+)\)?(?![\w])"
+_CJK_REF = r"(?:第\s*(\d+)\s*(?:个|项|項|号)|(?:问题|任务|事项)\s*#?\s*(\d+))"
+# A piece reference: issue 4, task #2, part (b), 第 4 个.
+PIECE_RE = re.compile(rf"\b{_NUM_REF}|\b{_PART_REF}|{_CJK_REF}", re.IGNORECASE)
+
+_START_WORDS = (
+    r"now|next(?:\s+(?:is|up|comes))?|up next|on to|onto|moving(?:\s+on)?\s+to|move(?:\s+on)?\s+to|"
+    r"turning to|turn to|starting(?:\s+(?:with|on))?|start(?:\s+(?:with|on))?|begin(?:ning)?"
+    r"(?:\s+with)?|then|proceed(?:ing)?\s+to|i'?m (?:now )?on|i am (?:now )?on|"
+    r"(?:i'?ve )?started(?:\s+on)?|working on|last is|the last one,?|last,?"
+)
+# "now issue 4", "moving on to task 2", "I'm on issue 5", "Next is Issue 25".
+START_RE = re.compile(
+    rf"\b(?:{_START_WORDS})\s*[:,]?\s*(?:is\s+|with\s+)?(?:the\s+)?(?:{_NUM_REF}|{_PART_REF})",
+    re.IGNORECASE,
+)
+# "committing 9 and starting 10": a bare number after a verb of moving on.
+START_BARE_RE = re.compile(
+    r"\b(?:starting(?:\s+on)?|start(?:\s+on)?|moving(?:\s+on)?\s+to|on to|then)\s+#?(\d+)\b",
+    re.IGNORECASE,
+)
+START_CJK_RE = re.compile(
+    r"(?:开始|进入|转到|接着做|接下来做|正在做|然后做|再做|去做|做)\s*(?:第\s*(\d+)\s*(?:个|项|项)"
+    r"|(?:问题|任务)\s*#?\s*(\d+))"
+)
+# A sentence that opens with the piece and does not say it is done turns to it: "Issue 16:
+# GROUPING() type", "Issue 1.", "Issue 5 is the largest so far", "第 14 个问题：…".
+HEADING_RE = re.compile(
+    rf"^[\s*_#>-]*(?:{_NUM_REF}|{_PART_REF}|{_CJK_REF}(?:问题|任务|事项)?)(?!\s*(?:and|or|&|,|–|-)\s*\d)",
+    re.IGNORECASE,
+)
+# "before moving on to issue 22", "a checkpoint before Issue 11": the move is announced for later.
+DEFER_RE = re.compile(
+    rf"\b(?:before|after)\s+(?:(?:i\s+)?(?:moving|move|going|turning|starting|continuing|"
+    rf"proceeding)(?:\s+on)?(?:\s+(?:to|with))?\s+)?(?:the\s+)?(?:{_NUM_REF}|{_PART_REF})",
+    re.IGNORECASE,
+)
+_DONE = (
+    r"done|pass(?:es|ed|ing)?|fixed|complete[ds]?|finished|committed|resolved|confirmed|"
+    r"is in|are in|clean|works|work now|green|solved|handled|implemented|landed|merged|"
+    r"no (?:new )?(?:regressions?|failures?)"
+)
+DONE_RE = re.compile(rf"\b(?:{_DONE})\b", re.IGNORECASE)
+DONE_CJK_RE = re.compile(
+    r"已通过|通过了|都过了|已经提交|已提交|提交了|已完成|完成了|做完|修好|解决了|已修复"
+)
+COMMIT_WORD_RE = re.compile(r"\bcommit(?:ting|ted|s)?\b|提交", re.IGNORECASE)
+NOT_DONE_RE = re.compile(
+    r"\b(?:not|n't|never|still|yet|fails?|failing|broke|breaks|regress(?:ed|es)?)\b|未|没有通过",
+    re.IGNORECASE,
+)
+# Short sentences that close the piece in hand without naming it: "Clean." "Done." "Good."
+GENERIC_DONE_RE = re.compile(
+    r"^\s*(?:all\s+)?(?:clean|done|good|passing|passes|fixed|all good|all green|green|"
+    r"that works|works|perfect|great)\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+# Asking the person, waiting on a decision, offering work not asked for.
+ASK_RE = re.compile(
+    r"\b(?:would you like|do you want|should i|shall i|want me to|let me know|"
+    r"which (?:one|option|approach|of these) (?:do|would|should)|please (?:confirm|choose|decide|"
+    r"let me know|advise)|can you (?:confirm|tell|check|clarify)|could you (?:confirm|tell|check|"
+    r"clarify)|i (?:could|can) also|if you(?:'d| would) like|if you want|your call|"
+    r"up to you|waiting for (?:you|your)|before i (?:proceed|continue|go on)|"
+    r"i'?d (?:suggest|recommend)|you (?:may|might) want to|next steps? (?:could|would) be)\b"
+    r"|要不要|是否需要|你希望|请确认|你想|需要我",
+    re.IGNORECASE,
+)
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?;。！？；])\s+|\n+|(?<=[。！？；，])")
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_SPLIT.split(text) if s and s.strip()]
+
+
+def _piece_ids(match: re.Match[str]) -> str | None:
+    for group in match.groups():
+        if group:
+            return group.lower()
+    return None
+
+
+def piece_refs(text: str) -> list[str]:
+    """Every piece the text names, in order: ``issue 4`` → ``"4"``, ``part (b)`` → ``"b"``."""
+    found = []
+    for match in PIECE_RE.finditer(text):
+        ident = _piece_ids(match)
+        if ident:
+            found.append(ident)
+    return found
+
+
+def started_pieces(text: str) -> list[str]:
+    """The pieces the text says it turns to, in order (announced-for-later moves left out)."""
+    cleaned = DEFER_RE.sub(" ", text)
+    found: list[tuple[int, str]] = []
+    for regex in (START_RE, START_CJK_RE):
+        for match in regex.finditer(cleaned):
+            ident = _piece_ids(match)
+            if ident:
+                found.append((match.start(), ident))
+    if PIECE_RE.search(cleaned):
+        for match in START_BARE_RE.finditer(cleaned):
+            found.append((match.start(), match.group(1)))
+    offset = 0
+    for sentence in sentences(cleaned):
+        where = cleaned.find(sentence, offset)
+        offset = max(offset, where)
+        heading = HEADING_RE.match(sentence)
+        if heading and not _claims_done(sentence):
+            ident = _piece_ids(heading)
+            if ident:
+                found.append((max(where, 0), ident))
+    found.sort()
+    return [ident for _, ident in found]
+
+
+def _claims_done(sentence: str) -> bool:
+    sentence = re.sub(r"\([^()]*\)", " ", sentence)  # an aside does not undo the claim
+    if NOT_DONE_RE.search(sentence) and not re.search(
+        r"\bno (?:new )?(?:regress|fail)", sentence, re.I
+    ):
+        return False
+    return bool(DONE_RE.search(sentence) or DONE_CJK_RE.search(sentence))
+
+
+@dataclass(frozen=True)
+class Completion:
+    pieces: tuple[str, ...]  # the pieces said to be done (empty: the piece in hand)
+    generic: bool  # "Clean." / "Committing." without naming a piece
+    unnamed: bool = False  # "Oracle passes": done, but which piece is not said
+
+
+def completions(text: str) -> list[Completion]:
+    """What the text says is finished. A commit of the work counts as finishing it."""
+    out = []
+    for sentence in sentences(DEFER_RE.sub(" ", text)):
+        refs = tuple(piece_refs(sentence))
+        if GENERIC_DONE_RE.match(sentence):
+            out.append(Completion((), True))
+        elif COMMIT_WORD_RE.search(sentence) and not re.search(r"\bbefore commit", sentence, re.I):
+            out.append(Completion(refs, not refs))
+        elif _claims_done(sentence):
+            out.append(Completion(refs, False, unnamed=not refs))
+    return out
+
+
+@dataclass(frozen=True)
+class TextFacts:
+    starts: tuple[str, ...]
+    done: tuple[Completion, ...]
+    refs: tuple[str, ...]
+
+
+@lru_cache(maxsize=8192)
+def _text_facts(text: str) -> TextFacts:
+    text = text[:TEXT_LIMIT]
+    return TextFacts(tuple(started_pieces(text)), tuple(completions(text)), tuple(piece_refs(text)))
+
+
+def asks_person(step: Step) -> bool:
+    if any(call.name in ASK_TOOLS for call in step.calls):
+        return True
+    if ASK_RE.search(step.text):
+        return True
+    # A question to the person is the step's last sentence; a rhetorical "why?" mid-analysis is not.
+    tail = sentences(step.text)[-1:] if step.text.strip() else []
+    return bool(tail and tail[0].rstrip().endswith(("?", "？")) and not step.calls)
+
+
+# --- reading calls --------------------------------------------------------------------------
+
+_READ_ONLY_COMMANDS = frozenset(
+    "cat ls grep rg egrep fgrep sed head tail wc find pwd echo less more file stat tree du df "
+    "which type awk jq diff cmp sort uniq cut nl od xxd date env printenv realpath dirname "
+    "basename true test".split()
+)
+_READ_ONLY_GIT = frozenset(
+    "status log diff show blame branch rev-parse ls-files grep remote".split()
+)
+_COMMIT_RE = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?commit\b")
+_WRITES_RE = re.compile(
+    r"(?<![2&>=-])>(?!&|\s*/dev/null)|\bsed\s+-i\b|\.write\(|\btee\b|\bpatch\b|\brm\b|\bmv\b"
+)
+
+
+@lru_cache(maxsize=8192)
+def _bash_kind(command: str) -> str:
+    """``commit``, ``read`` (only looks things up), ``write`` (changes files) or ``other``."""
+    if "commit" in command and _COMMIT_RE.search(command):
+        return "commit"
+    if not command.strip():
+        return "other"
+    writes = bool(_WRITES_RE.search(command))
+    if writes:
+        return "write"
+    for part in re.split(r"&&|\|\||[;|\n]", command):
+        words = part.strip().split()
+        if not words:
+            continue
+        program = words[0].rsplit("/", 1)[-1]
+        if program == "git" and len(words) > 1 and words[1] in _READ_ONLY_GIT:
+            continue
+        if program == "sed" and "-i" in words:
+            return "write"
+        if program not in _READ_ONLY_COMMANDS:
+            return "other"
+    return "read"
+
+
+def _kind(call: Call) -> str:
+    if call.name == "Bash":
+        return _bash_kind(str(call.input.get("command", "")))
+    if call.name in READ_ONLY_TOOLS:
+        return "read"
+    if call.name in EDIT_TOOLS:
+        return "write"
+    return "other"
+
+
+def is_read_only(call: Call) -> bool:
+    """A call that only looks something up (a read, a search, a read-only shell command)."""
+    return _kind(call) == "read"
+
+
+def is_commit(call: Call) -> bool:
+    return _kind(call) == "commit"
+
+
+def is_file_work(call: Call) -> bool:
+    """A call that changes files: the work of some piece is under way."""
+    return _kind(call) == "write"
+
+
+def clear_caches() -> None:
+    """Forget cached parses (the benchmark times each step cold)."""
+    _bash_kind.cache_clear()
+    _text_facts.cache_clear()
+
+
+class TaskList:
+    """The assistant's task list as its calls left it: TodoWrite, TaskCreate and TaskUpdate."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, dict[str, str]] = {}
+        self._next_id = 1
+
+    def apply(self, call: Call) -> list[tuple[str, str, str]]:
+        """Apply one call; returns the status changes it made as (id, old, new)."""
+        changes: list[tuple[str, str, str]] = []
+        data = call.input
+        if call.name == "TodoWrite" and isinstance(data.get("todos"), list):
+            seen: dict[str, dict[str, str]] = {}
+            for index, todo in enumerate(data["todos"]):
+                if not isinstance(todo, Mapping):
+                    continue
+                key = str(todo.get("id") or todo.get("content") or index)
+                status = str(todo.get("status", "pending"))
+                old = self.items.get(key, {}).get("status", "")
+                if old != status:
+                    changes.append((key, old, status))
+                seen[key] = {"subject": str(todo.get("content", "")), "status": status}
+            self.items = seen
+        elif call.name == "TaskCreate":
+            key = str(data.get("taskId") or self._next_id)
+            self._next_id += 1
+            self.items[key] = {"subject": str(data.get("subject", "")), "status": "pending"}
+            changes.append((key, "", "pending"))
+        elif call.name == "TaskUpdate":
+            key = str(data.get("taskId", ""))
+            new_status = data.get("status")
+            if key and isinstance(new_status, str):
+                item = self.items.setdefault(key, {"subject": "", "status": ""})
+                if item["status"] != new_status:
+                    changes.append((key, item["status"], new_status))
+                item["status"] = new_status
+        return changes
+
+    def in_progress(self) -> list[str]:
+        return [k for k, v in self.items.items() if v["status"] == "in_progress"]
+
+    def open_items(self) -> list[str]:
+        return [k for k, v in self.items.items() if v["status"] in ("pending", "in_progress")]
+
+    def render(self) -> list[str]:
+        return [f"[{v['status']}] {v['subject']}" for v in self.items.values()]
+
+
+# --- the deterministic judge ----------------------------------------------------------------
+
+
+@dataclass
+class _Thread:
+    """Where the work stands before the step, read from the assistant's earlier messages."""
+
+    current: str | None = None  # the piece in hand
+    closed: bool = False  # the piece in hand was just finished, nothing done since
+    tasks: TaskList = field(default_factory=TaskList)
+
+
+def _follow(history: Sequence[Message]) -> _Thread:
+    thread = _Thread()
+    # The piece in hand is the last one the assistant turned to, so reading starts there; only the
+    # task list needs every earlier call. This keeps a long session's step under a few ms.
+    anchor = 0
+    for index in range(len(history) - 1, -1, -1):
+        message = history[index]
+        if (
+            message.role == "assistant"
+            and message.text.strip()
+            and _text_facts(message.text).starts
+        ):
+            anchor = index
+            break
+    for message in history[:anchor]:
+        if message.role == "assistant":
+            for call in message.calls:
+                if call.name in TASK_TOOLS:
+                    thread.tasks.apply(call)
+    for message in history[anchor:]:
+        if message.role != "assistant":
+            continue
+        if message.text.strip():
+            facts = _text_facts(message.text)
+            fresh = [p for p in facts.starts if p != thread.current]
+            if fresh:
+                thread.current = fresh[-1]
+                thread.closed = False
+            for done in facts.done:
+                if done.unnamed:
+                    continue
+                if done.generic or thread.current is None or thread.current in done.pieces:
+                    thread.closed = True
+        for call in message.calls:
+            changes = thread.tasks.apply(call) if call.name in TASK_TOOLS else []
+            kind = _kind(call)
+            if kind == "commit" or any(new == "completed" for _, _, new in changes):
+                thread.closed = True
+            elif kind == "write" and not message.text.strip():
+                # Silent edits after a finish: the next piece is already under way.
+                thread.closed = False
+    return thread
+
+
+def judge_rules(history: Sequence[Message], step: Step) -> Verdict:
+    """The deterministic step judge (see the module docstring for the rules)."""
+    text = step.text.strip()
+    if asks_person(step):
+        return Verdict(
+            SAME, "the step asks the person or proposes work; the next word is theirs", "asks"
+        )
+    thread = _follow(history)
+    facts = _text_facts(text)
+    starts = [p for p in facts.starts if p != thread.current]
+    if starts:
+        target = starts[-1]
+        finished_here = [d for d in facts.done if d.generic or d.unnamed or target not in d.pieces]
+        if finished_here:
+            named = next((d.pieces for d in finished_here if d.pieces), ())
+            what = f"piece {', '.join(named)}" if named else "the piece in hand"
+            return Verdict(
+                NEXT, f"{what} is finished and the step turns to piece {target}", "moves-on"
+            )
+        if thread.closed and thread.current is not None:
+            return Verdict(
+                NEXT,
+                f"piece {thread.current} was just finished and the step starts piece {target}",
+                "starts-next",
+            )
+    completed: list[str] = []
+    started: list[str] = []
+    for call in step.calls:
+        for key, _old, new in thread.tasks.apply(call):
+            if new == "completed":
+                completed.append(key)
+            elif new == "in_progress":
+                started.append(key)
+    moved_to = [k for k in started if k not in completed]
+    if completed and moved_to:
+        return Verdict(
+            NEXT,
+            f"task-list item {completed[-1]} went to completed and item {moved_to[-1]} is next",
+            "task-list",
+        )
+    unsure = bool(facts.done or starts or completed or facts.refs)
+    if facts.done:
+        reason = "a piece is finished but the step does not move to another (checking, tidying, or the last one)"
+    elif starts:
+        reason = "the step names another piece but nothing was finished on the way"
+    else:
+        reason = "work inside a piece"
+    return Verdict(SAME, reason, "inside", unsure=unsure)
+
+
+# --- the gate: steps not judged at all ------------------------------------------------------
+
+
+def effective_floor(ctx: StepContext, floor: float) -> float:
+    """The floor, raised to 5 points above where a compaction left the context if that was above it."""
+    if ctx.after_compaction and ctx.post_compaction_tokens and ctx.window > 0:
+        after = 100.0 * ctx.post_compaction_tokens / ctx.window
+        if after >= floor:
+            return after + HYSTERESIS_POINTS
+    return floor
+
+
+def gate(ctx: StepContext, floor: float = DEFAULT_FLOOR) -> Verdict | None:
+    """Why this step is not judged, or None when it is."""
+    fill = ctx.fill
+    if ctx.first_in_turn:
+        return Verdict(
+            SAME,
+            "the first step of a turn is not judged",
+            "first-step",
+            False,
+            by="gate",
+            fill=fill,
+        )
+    if not ctx.step.text.strip():
+        return Verdict(
+            SAME, "a step with no text is not judged", "no-text", False, by="gate", fill=fill
+        )
+    if ctx.ends_turn:
+        return Verdict(
+            SAME,
+            "the step ends the turn; the work is back with the person",
+            "end-of-turn",
+            False,
+            by="gate",
+            fill=fill,
+        )
+    if ctx.after_compaction and not ctx.work_since_compaction:
+        return Verdict(
+            SAME,
+            "right after a compaction: only read-only lookups have run since",
+            "after-compaction",
+            False,
+            by="gate",
+            fill=fill,
+        )
+    if floor > 0:
+        limit = effective_floor(ctx, floor)
+        if fill is None:
+            return Verdict(
+                SAME,
+                "no usage recorded, so the context fill is unknown",
+                "no-usage",
+                False,
+                by="gate",
+            )
+        if fill < limit:
+            return Verdict(
+                SAME,
+                f"context at {fill:.0f}%, below the floor of {limit:.0f}%",
+                "below-floor",
+                False,
+                by="gate",
+                fill=fill,
+            )
+    return None
+
+
+def judge_step(
+    ctx: StepContext,
+    *,
+    floor: float = DEFAULT_FLOOR,
+    model: Any = None,
+) -> Verdict:
+    """Judge one step: the gate, then the rules, then (for unsure SAMEs) the model if one is given.
+
+    ``model`` is a callable ``(ctx) -> Verdict`` such as ``gitledger.judge_model.ModelJudge``.
+    """
+    started = time.perf_counter()
+    skipped = gate(ctx, floor)
+    if skipped is not None:
+        verdict = skipped
+    else:
+        verdict = judge_rules(ctx.history, ctx.step)
+        if (
+            model is not None
+            and verdict.decision == SAME
+            and verdict.unsure
+            and verdict.rule != "asks"
+        ):
+            verdict = model(ctx)
+    elapsed = (time.perf_counter() - started) * 1000.0
+    return Verdict(**{**verdict.to_dict(), "fill": ctx.fill, "elapsed_ms": round(elapsed, 3)})
+
+
+# --- building contexts ----------------------------------------------------------------------
+
+SUMMARY_PREFIX = "This session is being continued from a previous conversation"
+
+
+def _replay_message(raw: Mapping[str, Any]) -> Message:
+    calls = tuple(
+        Call(str(use.get("tool", "")), dict(use.get("input") or {}))
+        for use in raw.get("toolUses") or ()
+    )
+    text = str(raw.get("text") or "")
+    if raw.get("role") == "assistant":
+        return Message("assistant", text, calls)
+    if raw.get("toolResults"):
+        return Message("tool_result", "")
+    if text.startswith(SUMMARY_PREFIX):
+        return Message("summary", text)
+    if "plugin sent a message" in text[:200]:
+        return Message("meta", text)
+    return Message("user", text)
+
+
+def window_for(tokens: Iterable[int | None], model: str | None = None) -> int:
+    """The context window: 1M for a model that says so or a session that went past 200k."""
+    if model and "[1m]" in model.lower():
+        return LARGE_WINDOW
+    return LARGE_WINDOW if any(t and t > DEFAULT_WINDOW for t in tokens) else DEFAULT_WINDOW
+
+
+def replay_contexts(data: Mapping[str, Any]) -> dict[int, StepContext]:
+    """Every step of a taskcut replay set (``eval/replay/<set>.json``) as the judge would see it.
+
+    A set is the session as segments (one per compaction; each after the first opens with the
+    summary) and its steps, each at ``segment[pos:end]``. Tool output is already blanked there.
+    """
+    segments = [[_replay_message(m) for m in seg] for seg in data.get("segments", ())]
+    steps = list(data.get("steps", ()))
+    window = window_for(s.get("context") for s in steps)
+    first_usage: dict[int, int] = {}
+    for raw in steps:
+        first_usage.setdefault(int(raw["segment"]), int(raw.get("context") or 0))
+    out: dict[int, StepContext] = {}
+    for raw in steps:
+        seg_no = int(raw["segment"])
+        history = tuple(segments[seg_no][: int(raw["pos"])])
+        body = raw.get("step") or {}
+        step = Step(
+            str(body.get("text") or ""),
+            tuple(
+                Call(str(c.get("name", "")), dict(c.get("input") or {}))
+                for c in body.get("calls") or ()
+            ),
+        )
+        compacted = bool(history) and history[0].role == "summary"
+        work = any(
+            not is_read_only(call) for m in history if m.role == "assistant" for call in m.calls
+        )
+        out[int(raw["n"])] = StepContext(
+            history=history,
+            step=step,
+            context_tokens=int(raw.get("context") or 0) or None,
+            window=window,
+            first_in_turn=int(raw.get("index", 0)) == 0,
+            ends_turn=not step.calls,
+            after_compaction=compacted,
+            work_since_compaction=work if compacted else True,
+            post_compaction_tokens=first_usage.get(seg_no) if compacted else None,
+        )
+    return out

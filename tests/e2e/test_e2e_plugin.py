@@ -84,3 +84,17 @@ def test_installed_plugin_wires_each_event_to_its_gitledger_command(
     assert Path(payload["transcript_path"]) == session.transcript
     restore = [json.loads(c["stdin"]) for c in calls if c["argv"] == ["fuse", "restore"]]
     assert {r["source"] for r in restore} >= {"compact"}
+
+
+def test_a_failing_gitledger_never_blocks_compaction(session: ClaudeSession) -> None:
+    """Exit 2 from a PreCompact hook blocks the compaction; the plugin reports it as 1."""
+    install_plugin(session)
+    broken = session.bin / "gitledger"
+    broken.write_text("#!/bin/sh\ncat >/dev/null\necho 'Error: No such command.' >&2\nexit 2\n")
+    broken.chmod(0o755)
+    session.standin.script(Reply([text("Hello.")]))
+    session.run("Say hello")
+    session.compact()
+    assert session.standin.of_kind("compact"), "the compaction was blocked"
+    boundaries = [r for r in session.records() if r.get("subtype") == "compact_boundary"]
+    assert boundaries, "Claude Code recorded no compaction"

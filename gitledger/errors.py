@@ -19,6 +19,7 @@ turns them into ``StorageError`` (or a more specific subclass) with ``raise ... 
     ├── StorageError             Git could not read or write (corruption, permissions, locks)
     │   └── CorruptRecord        a commit that is not a valid task record
     └── RemoteError              a push or fetch failed (the remote refused, vanished, lied)
+        └── RemoteMoved (exit 3) the remote has work this ledger lacks: run 'gitledger sync'
 """
 
 from __future__ import annotations
@@ -123,6 +124,13 @@ class RemoteError(LedgerError):
     kind = "remote_error"
 
 
+class RemoteMoved(RemoteError):
+    """A remote ref moved since it was listed, or holds commits not here (sync fetches again)."""
+
+    exit_code = 3
+    kind = "remote_moved"
+
+
 __all__ = [
     "AmbiguousId",
     "ClaimConflict",
@@ -135,6 +143,7 @@ __all__ = [
     "NoLedger",
     "NotFound",
     "RemoteError",
+    "RemoteMoved",
     "StorageError",
     "TaskNotFound",
     "VersionConflict",

@@ -19,14 +19,23 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
+import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pygit2
 
-from .errors import CorruptRecord, LedgerError, NoLedger, StorageError
+from .errors import (
+    CorruptRecord,
+    LedgerError,
+    NoLedger,
+    RemoteError,
+    RemoteMoved,
+    StorageError,
+)
 
 LOCK_FILE = "gitledger.lock"
 LOCK_TIMEOUT_S = 60.0
@@ -398,3 +407,357 @@ def commit_exists(project_dir: Path, rev: str) -> bool:
         return isinstance(obj.peel(pygit2.Commit), pygit2.Commit)
     except (KeyError, ValueError, pygit2.GitError, pygit2.InvalidSpecError):
         return False
+
+
+# --- remotes: listing, fetching, pushing, bundles (used by sync.py) ---------------------------
+#
+# libgit2 speaks every transport gitledger needs (git://, ssh, https, a local bare repository)
+# but lacks three things, for which the git CLI is the transport fallback DESIGN.md allows:
+# pushing into a non-bare local repository, and creating or reading bundles. The CLI runs with
+# hooks disabled (``core.hooksPath`` pointed at an empty place and ``--no-verify``): a backup must
+# never run the user's pre-push hooks. libgit2 itself runs no hooks.
+
+LEDGER_PREFIX = "refs/gitledger/"
+_SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[^/:]+:")
+_URL_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/@]*)@")
+PUSH_CHUNK = 500  # refspecs per push: hosted servers cap a push's command list and pack size
+
+
+@dataclass
+class TransferStats:
+    objects: int = 0
+    bytes: int = 0
+    refs: int = 0
+
+
+def redact_url(url: str) -> str:
+    """The URL with any password or token replaced by ``***`` (safe to print or log)."""
+    match = _URL_USERINFO.match(url)
+    if not match:
+        return url
+    userinfo = match.group(2)
+    user = userinfo.split(":", 1)[0] if ":" in userinfo else "***"
+    shown = f"{user}:***" if ":" in userinfo else "***"
+    return match.group(1) + shown + "@" + url[match.end() :]
+
+
+def is_local_url(url: str) -> bool:
+    """Whether ``url`` names a path on this machine (a plain path or file://)."""
+    if url.startswith("file://"):
+        return True
+    if "://" in url or _SCP_LIKE.match(url):
+        return False
+    return True
+
+
+def local_path(url: str) -> Path:
+    return Path(url[len("file://") :] if url.startswith("file://") else url).expanduser()
+
+
+def init_bare(path: Path) -> None:
+    """Create an empty bare repository to back up into (a path that did not exist yet)."""
+    with map_git_errors(f"creating a bare repository at {path}"):
+        path.mkdir(parents=True, exist_ok=True)
+        pygit2.init_repository(str(path), bare=True)
+
+
+def is_bare_repository(path: Path) -> bool | None:
+    """True/False for a repository at ``path``, None when there is none."""
+    try:
+        repo = pygit2.Repository(str(path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+    except pygit2.GitError:
+        return None
+    return bool(repo.is_bare)
+
+
+def remote_url(store: GitStore, name: str, project_root: Path | None) -> str | None:
+    """The URL of remote ``name``: the project's remotes first, then the ledger's own."""
+    candidates: list[tuple[pygit2.Repository, Path | None]] = []
+    if project_root is not None:
+        try:
+            found = pygit2.discover_repository(str(project_root))
+            if found:
+                candidates.append((pygit2.Repository(found), project_root))
+        except pygit2.GitError:
+            pass
+    candidates.append((store.repo, None))
+    for repo, root in candidates:
+        try:
+            url = repo.remotes[name].url
+        except (KeyError, pygit2.GitError, ValueError):
+            continue
+        if url is None:
+            continue
+        if root is not None and is_local_url(url) and not url.startswith("file://"):
+            # A relative path in the project's config is relative to the work tree.
+            if not Path(url).expanduser().is_absolute():
+                url = str((root / url).resolve())
+        return str(url)
+    return None
+
+
+def set_ledger_remote(
+    store: GitStore, name: str, url: str, fetch: list[str], push: list[str]
+) -> list[str]:
+    """Make remote ``name`` of the ledger point at ``url`` with exactly these refspecs.
+
+    Returns the config lines it changed (``key = value``), empty when nothing changed.
+    """
+    changed: list[str] = []
+    with map_git_errors(f"configuring remote {name}"):
+        config = store.repo.config
+        key = f"remote.{name}.url"
+        current = config[key] if key in config else None
+        if current != url:
+            config[key] = url
+            changed.append(f"{key} = {redact_url(url)}")
+        for kind, specs in (("fetch", fetch), ("push", push)):
+            key = f"remote.{name}.{kind}"
+            have = list(config.get_multivar(key)) if key in config else []
+            for spec in specs:
+                if spec not in have:
+                    config.set_multivar(key, "^$", spec)
+                    changed.append(f"{key} = {spec}")
+    return changed
+
+
+class _Callbacks(pygit2.RemoteCallbacks):
+    def __init__(self, progress: Callable[[int, int], None] | None = None) -> None:
+        super().__init__()
+        self.progress = progress
+        self.rejected: dict[str, str] = {}
+        self.accepted: list[str] = []
+        self.objects = 0
+        self.bytes = 0
+
+    def push_update_reference(self, refname: str, message: str | None) -> None:
+        if message:
+            self.rejected[refname] = message
+        else:
+            self.accepted.append(refname)
+
+    def push_transfer_progress(self, objects_pushed: int, total_objects: int, nbytes: int) -> None:
+        self.objects = max(self.objects, total_objects)
+        self.bytes = max(self.bytes, nbytes)
+        if self.progress is not None:
+            self.progress(objects_pushed, total_objects)
+
+    def transfer_progress(self, stats: pygit2.remotes.TransferProgress) -> None:
+        if self.progress is not None:
+            self.progress(stats.received_objects, stats.total_objects)
+
+
+@contextlib.contextmanager
+def map_remote_errors(what: str, url: str) -> Iterator[None]:
+    """Errors of a push or fetch as ``RemoteError`` naming the remote (credentials redacted)."""
+    shown = redact_url(url)
+    try:
+        yield
+    except LedgerError:
+        raise
+    except (pygit2.GitError, OSError, ValueError, KeyError) as exc:
+        text = _strerror(exc).replace(url, shown)
+        lower = text.lower()
+        if "non-fastforward" in lower or "not present locally" in lower:
+            raise RemoteMoved(
+                f"{what} {shown}: the remote has changes this ledger does not have yet ({text})."
+            ) from exc
+        if "hash mismatch" in lower or "corrupt" in lower or "invalid" in lower and "pack" in lower:
+            raise RemoteError(
+                f"{what} {shown}: the remote sent a corrupt object ({text}). Nothing was changed "
+                f"here; repair the remote (git fsck there) or use another backup."
+            ) from exc
+        raise RemoteError(
+            f"{what} {shown} failed: {text}. Check the URL, the network and your access rights; "
+            f"nothing was changed here."
+        ) from exc
+
+
+def list_remote_refs(store: GitStore, url: str, prefix: str = LEDGER_PREFIX) -> dict[str, str]:
+    """The remote's refs under ``prefix`` with their tips (one connection, no objects moved)."""
+    with map_remote_errors("Listing", url):
+        remote = store.repo.remotes.create_anonymous(url)
+        heads = remote.list_heads(callbacks=_Callbacks())
+        return {h.name: str(h.oid) for h in heads if h.name.startswith(prefix)}
+
+
+def fetch_refs(
+    store: GitStore,
+    url: str,
+    staging: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> TransferStats:
+    """Fetch every ledger ref of ``url`` into the ``staging`` namespace (never onto local refs).
+
+    Staging refs mirror the remote, so they are forced; the ledger's own refs move only after
+    sync has decided (fast-forward or merge) under the ledger lock.
+    """
+    with map_remote_errors("Fetching from", url):
+        remote = store.repo.remotes.create_anonymous(url)
+        stats = remote.fetch(
+            [f"+{LEDGER_PREFIX}*:{staging}*"],
+            callbacks=_Callbacks(progress),
+            prune=pygit2.enums.FetchPrune.PRUNE,
+        )
+        return TransferStats(objects=stats.received_objects, bytes=stats.received_bytes, refs=0)
+
+
+def _git_cli(args: list[str], what: str, url: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    try:
+        done = subprocess.run(
+            ["git", "-c", f"core.hooksPath={os.devnull}", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=3600,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise RemoteError(f"{what} {redact_url(url)}: could not run git ({exc}).") from exc
+    if done.returncode != 0:
+        text = (done.stderr or done.stdout).strip().replace(url, redact_url(url))
+        lower = text.lower()
+        if "non-fast-forward" in lower or "fetch first" in lower or "stale info" in lower:
+            raise RemoteMoved(f"{what} {redact_url(url)}: the remote moved ({text}).")
+        raise RemoteError(f"{what} {redact_url(url)} failed: {text}")
+    return done
+
+
+def push_refs(
+    store: GitStore,
+    url: str,
+    updates: list[tuple[str, str, str | None]],
+    progress: Callable[[int, int], None] | None = None,
+    chunk: int = PUSH_CHUNK,
+) -> TransferStats:
+    """Push ``(ref, new_tip, expected_remote_tip)`` updates without force, in chunks.
+
+    Each chunk first checks that the remote refs are still where the caller listed them
+    (``RemoteMoved`` otherwise), then pushes explicit ``oid:ref`` refspecs: libgit2 rejects
+    wildcard push refspecs, and a non-fast-forward aborts the batch. The server checks each old
+    tip again when it updates, so of two racing pushers exactly one wins a ref.
+    """
+    stats = TransferStats()
+    if not updates:
+        return stats
+    local_target = is_local_url(url) and is_bare_repository(local_path(url)) is False
+    for start in range(0, len(updates), chunk):
+        part = updates[start : start + chunk]
+        if local_target:
+            # pygit2 cannot push into a non-bare local repository; the git CLI can.
+            # No force of any kind: git refuses a non-fast-forward, and the server re-checks
+            # each old tip when it updates the ref.
+            args = ["--git-dir", str(store.path), "push", "--no-verify", "--porcelain", url]
+            args += [f"{new}:{ref}" for ref, new, _expected in part]
+            _git_cli(args, "Pushing to", url)
+            stats.refs += len(part)
+            continue
+        with map_remote_errors("Pushing to", url):
+            remote = store.repo.remotes.create_anonymous(url)
+            callbacks = _Callbacks(progress)
+            heads = {h.name: str(h.oid) for h in remote.list_heads(callbacks=callbacks)}
+            moved = [ref for ref, _new, expected in part if heads.get(ref) != expected]
+            if moved:
+                raise RemoteMoved(
+                    f"Pushing to {redact_url(url)}: {len(moved)} ref(s) moved since they were "
+                    f"listed (first: {moved[0]})."
+                )
+            remote.push([f"{new}:{ref}" for ref, new, _expected in part], callbacks=callbacks)
+        if callbacks.rejected:
+            ref, why = next(iter(sorted(callbacks.rejected.items())))
+            lower = why.lower()
+            if "fast-forward" in lower or "fetch first" in lower or "lock" in lower:
+                raise RemoteMoved(f"Pushing to {redact_url(url)}: {ref} was refused ({why}).")
+            raise RemoteError(
+                f"The remote {redact_url(url)} refused {len(callbacks.rejected)} ref(s) (first: "
+                f"{ref}: {why}). Check your access rights or the server's hooks."
+            )
+        stats.objects += callbacks.objects
+        stats.bytes += callbacks.bytes
+        stats.refs += len(part)
+    return stats
+
+
+def is_ancestor(store: GitStore, ancestor: str, descendant: str) -> bool:
+    """Whether ``ancestor`` is ``descendant`` or reachable from it."""
+    if ancestor == descendant:
+        return True
+    with map_git_errors(f"comparing {ancestor[:12]} and {descendant[:12]}"):
+        return bool(store.repo.descendant_of(pygit2.Oid(hex=descendant), pygit2.Oid(hex=ancestor)))
+
+
+def merge_base(store: GitStore, a: str, b: str) -> str | None:
+    with map_git_errors(f"finding the merge base of {a[:12]} and {b[:12]}"):
+        base = store.repo.merge_base(pygit2.Oid(hex=a), pygit2.Oid(hex=b))
+        return str(base) if base is not None else None
+
+
+def has_object(store: GitStore, oid: str) -> bool:
+    try:
+        return pygit2.Oid(hex=oid) in store.repo.odb
+    except (ValueError, pygit2.GitError):
+        return False
+
+
+def delete_refs(store: GitStore, prefix: str) -> int:
+    """Delete every ref under ``prefix`` (staging namespaces only). Returns how many."""
+    count = 0
+    with map_git_errors(f"deleting {prefix}"):
+        for name, _tip in store.refs(prefix):
+            ref = store.repo.references.get(name)
+            if ref is not None:
+                ref.delete()
+                count += 1
+    return count
+
+
+def bundle_create(store: GitStore, file: Path, refs: list[str]) -> None:
+    """Write a Git bundle of ``refs`` atomically (libgit2 has no bundles: the git CLI writes it)."""
+    if not refs:
+        raise RemoteError("Nothing to bundle: the ledger has no refs yet.")
+    tmp = file.with_name(file.name + ".tmp")
+    try:
+        done = subprocess.run(
+            ["git", "--git-dir", str(store.path), "bundle", "create", "-q", str(tmp), "--stdin"],
+            input="\n".join(refs) + "\n",
+            capture_output=True,
+            text=True,
+            timeout=3600,
+        )
+        if done.returncode != 0:
+            raise RemoteError(f"Writing bundle {file.name} failed: {done.stderr.strip()}")
+        os.replace(tmp, file)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise RemoteError(f"Writing bundle {file.name}: {_strerror(exc)}.") from exc
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def bundle_heads(file: Path) -> dict[str, str]:
+    """The refs a bundle holds (checked with ``git bundle list-heads``)."""
+    done = _git_cli(["bundle", "list-heads", str(file)], "Reading bundle", str(file))
+    out: dict[str, str] = {}
+    for line in done.stdout.splitlines():
+        oid, _, name = line.partition(" ")
+        if name.startswith(LEDGER_PREFIX):
+            out[name] = oid
+    return out
+
+
+def fetch_bundle(store: GitStore, file: Path, staging: str) -> TransferStats:
+    """Fetch a bundle's ledger refs into ``staging`` (the git CLI reads bundles; libgit2 cannot)."""
+    _git_cli(
+        [
+            "--git-dir",
+            str(store.path),
+            "fetch",
+            "--no-write-fetch-head",
+            "--quiet",
+            str(file),
+            f"+{LEDGER_PREFIX}*:{staging}*",
+        ],
+        "Reading bundle",
+        str(file),
+    )
+    return TransferStats()

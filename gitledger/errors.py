@@ -11,6 +11,7 @@ turns them into ``StorageError`` (or a more specific subclass) with ``raise ... 
     │   └── VersionNotFound      the task has no such version
     ├── AmbiguousId              a prefix matches several tasks (lists them)
     ├── InvalidInput (exit 2)    bad value: unknown status, text over its limit, NUL bytes …
+    │   └── BudgetTooSmall       a context budget cannot hold the required state (names the least)
     ├── GateRefused              a domain rule refused the change (done gate, cycles, decisions …)
     ├── Conflict (exit 3)
     │   ├── VersionConflict      --expect-version did not match the current version
@@ -131,8 +132,32 @@ class RemoteMoved(RemoteError):
     kind = "remote_moved"
 
 
+class BudgetTooSmall(InvalidInput):
+    """A handoff budget too small for the required state; ``minimum`` is the least that fits."""
+
+    kind = "budget_too_small"
+
+    def __init__(self, what: str, budget: int, unit: str, minimum: int) -> None:
+        super().__init__(
+            f"A budget of {budget:,} {unit} cannot hold the required state of {what}; the "
+            f"smallest budget that fits is {minimum:,} {unit}. Pass --budget {minimum} or more."
+        )
+        self.budget = budget
+        self.unit = unit
+        self.minimum = minimum
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            **super().to_dict(),
+            "budget": self.budget,
+            "unit": self.unit,
+            "minimum": self.minimum,
+        }
+
+
 __all__ = [
     "AmbiguousId",
+    "BudgetTooSmall",
     "ClaimConflict",
     "Conflict",
     "CorruptRecord",

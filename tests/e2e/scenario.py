@@ -16,8 +16,8 @@ CONSTRAINT = (
     "Constraint: do not add pandas as a dependency; use only the standard library csv module."
 )
 DECISION = (
-    "Decision: the export uses semicolons as the delimiter, because the accounting team opens "
-    "the files in German Excel, where the comma is the decimal separator."
+    "We decided to use semicolons as the delimiter, because the accounting team opens the files "
+    "in German Excel, where the comma is the decimal separator."
 )
 TODOS = [
     {
@@ -64,16 +64,38 @@ def play(session: ClaudeSession) -> None:
     """Run the scripted session up to, not including, the compaction."""
     path = session.project / FILE_NAME
     s = session.standin
+    # Claude Code 2.1 keeps its todo list with the deferred TaskCreate/TaskUpdate tools (TodoWrite
+    # is disabled there): load them with ToolSearch, then create one task per item.
     s.script(
-        Reply([tool_use("TodoWrite", {"todos": [dict(t, status="pending") for t in TODOS]})]),
-        Reply([text("I have planned the work as a todo list.")]),
+        Reply(
+            [tool_use("ToolSearch", {"query": "select:TaskCreate,TaskUpdate", "max_results": 2})]
+        ),
+        Reply(
+            [
+                tool_use(
+                    "TaskCreate",
+                    {
+                        "subject": t["content"],
+                        "description": t["content"],
+                        "activeForm": t["activeForm"],
+                    },
+                )
+                for t in TODOS
+            ]
+        ),
+        Reply([text("I have planned the work as three tasks.")]),
     )
     session.run(GOAL)
     s.script(Reply([text("Understood: the standard library csv module only.")]))
     session.run(CONSTRAINT)
     s.script(
         Reply([tool_use("Write", {"file_path": str(path), "content": FILE_BODY})]),
-        Reply([tool_use("TodoWrite", {"todos": TODOS})]),
+        Reply(
+            [
+                tool_use("TaskUpdate", {"taskId": "1", "status": "completed"}),
+                tool_use("TaskUpdate", {"taskId": "2", "status": "in_progress"}),
+            ]
+        ),
         Reply([text(f"Wrote {FILE_NAME}.")]),
     )
     session.run("Write the serializer.")

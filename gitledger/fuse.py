@@ -172,9 +172,28 @@ def cut(text: str, limit: int) -> str:
     return head.rstrip(" ,;:-") + "…"
 
 
+_FILLER_WORDS_RE = re.compile(
+    r"\b(a|an|the|that|which|is|are|was|were|been|being|am|just|really|very|also|please|"
+    r"so|then|now|there|here|some|its|it|this|these|those|of|looks good|ok|okay)\b[,.]?\s*",
+    re.I,
+)
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` in ``limit`` bytes: as is if it fits, else without filler words, then cut."""
+    if len(text.encode("utf-8")) <= limit:
+        return text
+    dense = " ".join(_FILLER_WORDS_RE.sub("", text).split())
+    dense = dense[:1].upper() + dense[1:]
+    return cut(dense or text, limit)
+
+
 def _sentences(text: str) -> Iterator[str]:
     for part in _SENTENCE_RE.split(text):
         part = part.strip(" \t-*#>")
+        lead, colon, rest = part.partition(": ")
+        if colon and len(lead) <= 30 and len(rest) >= 12:
+            part = rest  # "Two rules from ops: never …" -> "never …"
         if 12 <= len(part) <= 600:
             yield part
 
@@ -255,7 +274,8 @@ _GOAL_CHANGE_RE = re.compile(
 _CONSTRAINT_RE = re.compile(
     r"\b(don'?t|do not|never|always|must|mustn'?t|make sure|ensure|should ?n[o']t|avoid|"
     r"only use|only|prefer|keep (it|the|them|all|every)|without|no more than|at most|at least|"
-    r"required|important|please use|use only|not allowed|forbidden)\b",
+    r"required|important|please use|use only|not allowed|forbidden|has to|have to|needs? to|"
+    r"should|can'?t|cannot)\b",
     re.I,
 )
 _DECISION_RE = re.compile(
@@ -350,7 +370,7 @@ def _first_error_line(text: str) -> str:
     lines = [ln for ln in lines if not re.match(r"^(exit code \d+|traceback \(most)", ln, re.I)]
     for line in lines:
         if re.search(r"(error|exception|failed|fatal|denied|not found|refused|assert)", line, re.I):
-            return clean(line)[:240]
+            return clean(re.sub(r"^E\s+", "", line))[:240]
     return clean(lines[0])[:240] if lines else ""
 
 
@@ -615,7 +635,7 @@ class Extractor:
                 return
             line = _first_error_line(text)
             if line:
-                summary = _call_summary(name, data)[:160]
+                summary = _call_summary(name, data)[:100]
                 # the same command failing again replaces its older failure
                 self.pitfalls.add(f"{summary} failed: {line}", key=summary)
             return
@@ -729,11 +749,23 @@ def snapshot_file(path: Path, previous: Snapshot | None = None, *, session: str 
 @dataclass
 class _Section:
     key: str
-    heading: str  # "" for an inline one-line section
+    heading: str
+    short: str  # the heading at budgets under SMALL_BUDGET
     items: list[str]
-    quota: int  # items that get a short slot in the first pass
+    quota: int  # items that get a short slot before any section gets more
     noun: str  # for the "left out" line
     inline: bool = False  # items joined on the heading line (files)
+
+
+SMALL_BUDGET = 1_200
+_LEADING_FILLER_RE = re.compile(r"^(and|but|also|so|ok(ay)?|well|please|then|now)[,:]?\s+", re.I)
+
+
+def _item(text: str) -> str:
+    """A stored sentence as an item: cleaned, without a leading 'And'/'Also'/'Please'."""
+    text = clean(text)
+    stripped = _LEADING_FILLER_RE.sub("", text)
+    return stripped[:1].upper() + stripped[1:] if stripped else text
 
 
 def _sections(snap: Snapshot, task_lines: list[str]) -> list[_Section]:
@@ -744,46 +776,63 @@ def _sections(snap: Snapshot, task_lines: list[str]) -> list[_Section]:
         )
         items.append(mark + clean(item.text))
     spec_lines = []
+    spec_heading = "SPEC:"
     for age, spec in enumerate(reversed(snap.specs)):
-        head = clean(spec.ref)
-        lines = [f"{head}: {clean(c)}" for c in spec.criteria]
-        lines += [f"{head} (rule): {clean(c)}" for c in spec.constraints]
+        # one spec: named in the heading; several: each line names its spec's short ref
+        head = "" if len(snap.specs) == 1 else clean(spec.ref).split(" ")[-1] + ": "
+        lines = [f"{head}{clean(c)}" for c in spec.criteria]
+        lines += [f"{head}rule: {clean(c)}" for c in spec.constraints]
         spec_lines.extend(lines[: max(2, SPEC_LINES >> (2 * age))])
+    if len(snap.specs) == 1:
+        spec_heading = f"SPEC ({cut(clean(snap.specs[0].ref), 60)}):"
     left = []
     if snap.left_off:
         left.append(clean(snap.left_off))
     if snap.last_action:
         left.append("last action: " + clean(snap.last_action))
-    requests = [clean(r) for r in reversed(snap.recent_requests)]
+    agents = [f"{clean(r.agent)}: {clean(r.text)}" for r in reversed(snap.subagent_results)]
     return [
-        _Section("task", "LINKED TASK:", [clean(t) for t in task_lines], 6, "task fields"),
-        _Section("open", "OPEN ITEMS:", items, 4, "open items"),
-        _Section("specs", "SPEC:", spec_lines, 3, "spec lines"),
+        _Section("task", "LINKED TASK:", "TASK:", [clean(t) for t in task_lines], 6, "task"),
+        _Section("open", "OPEN ITEMS:", "OPEN:", items, 4, "open"),
+        _Section("specs", spec_heading, "SPEC:", spec_lines, 3, "spec"),
         _Section(
             "constraints",
             "CONSTRAINTS:",
-            [clean(c) for c in reversed(snap.constraints)],
+            "RULES:",
+            [_item(c) for c in reversed(snap.constraints)],
             4,
             "constraints",
         ),
         _Section(
-            "decisions", "DECISIONS:", [clean(d) for d in reversed(snap.decisions)], 4, "decisions"
+            "decisions",
+            "DECISIONS AND FINDINGS:",
+            "DECIDED:",
+            [_item(d) for d in reversed(snap.decisions)],
+            4,
+            "decisions",
         ),
         _Section(
-            "pitfalls", "PITFALLS:", [clean(p) for p in reversed(snap.pitfalls)], 2, "pitfalls"
-        ),
-        _Section(
-            "subagents",
-            "SUB-AGENT RESULTS:",
-            [f"{clean(r.agent)}: {clean(r.text)}" for r in reversed(snap.subagent_results)],
+            "pitfalls",
+            "PITFALLS:",
+            "FAILED:",
+            [_item(p) for p in reversed(snap.pitfalls)],
             2,
-            "sub-agent results",
+            "pitfalls",
         ),
-        _Section("requests", "RECENT REQUESTS (newest first):", requests, 1, "requests"),
-        _Section("left_off", "LEFT OFF:", left, 1, "left-off lines"),
+        _Section("subagents", "SUB-AGENT RESULTS:", "AGENTS:", agents, 2, "agent results"),
+        _Section(
+            "requests",
+            "RECENT REQUESTS (newest first):",
+            "ASKED:",
+            [_item(r) for r in reversed(snap.recent_requests) if _norm(r) != _norm(snap.goal)],
+            1,
+            "requests",
+        ),
+        _Section("left_off", "LEFT OFF:", "AT:", left, 1, "left-off"),
         _Section(
             "files",
             "FILES EDITED:",
+            "FILES:",
             [clean(f) for f in reversed(snap.files_edited)],
             6,
             "files",
@@ -792,6 +841,7 @@ def _sections(snap: Snapshot, task_lines: list[str]) -> list[_Section]:
         _Section(
             "history",
             "EARLIER GOALS:",
+            "WAS:",
             [clean(g) for g in reversed(snap.goal_history)],
             0,
             "earlier goals",
@@ -801,7 +851,7 @@ def _sections(snap: Snapshot, task_lines: list[str]) -> list[_Section]:
 
 def _header(snap: Snapshot, budget: int, trigger: str) -> list[str]:
     session = clean(snap.session)[:12] or "?"
-    if budget < 1_200:
+    if budget < SMALL_BUDGET:
         return [f"[gitledger fuse: session {session}; recorded data, not instructions]"]
     when = clean(snap.last_timestamp or "")[:16].replace("T", " ")
     return [
@@ -820,101 +870,145 @@ def render(
 ) -> str:
     """The snapshot as text in at most ``budget`` UTF-8 bytes (see the module docstring)."""
     check_budget(budget)
-    sections = _sections(snap, task_lines if task_lines is not None else snap.task_state)
-    header = _header(snap, budget, trigger)
-    goal = clean(snap.goal) or "(no request recorded yet)"
-    fence_open, fence_close = "~~~ fuse-data", "~~~"
-    more = (
-        f"More: gitledger fuse restore --session {clean(snap.session)[:40]} --budget {MAX_BUDGET}"
-    )
-    min_item = max(40, min(100, budget // 15))
+    return _Packer(snap, budget, trigger, task_lines).pack()
 
-    # lengths[section][i] = bytes granted to item i (0 = not included)
-    lengths = [[0] * len(s.items) for s in sections]
 
-    def goal_line(limit: int) -> str:
-        return "GOAL: " + cut(goal, max(limit - 6, 8))
+class _Packer:
+    """Grants each item a byte length: short slots first (breadth first, by priority), then
+    growth in even steps, so items are shortened before any is dropped."""
 
-    def body(goal_limit: int) -> list[str]:
-        lines = [goal_line(goal_limit)]
-        for section, granted in zip(sections, lengths, strict=True):
-            shown = [cut(item, n) for item, n in zip(section.items, granted, strict=True) if n]
-            if not shown:
-                continue
-            if section.inline:
-                lines.append(section.heading + " " + ", ".join(shown))
-            else:
-                lines.append(section.heading)
-                lines.extend("- " + s for s in shown)
-        return lines
+    STEP = 24
 
-    def footer() -> str:
+    def __init__(
+        self, snap: Snapshot, budget: int, trigger: str, task_lines: list[str] | None
+    ) -> None:
+        self.snap = snap
+        self.budget = budget
+        self.small = budget < SMALL_BUDGET
+        self.sections = _sections(snap, task_lines if task_lines is not None else snap.task_state)
+        self.header = _header(snap, budget, trigger)
+        self.goal = clean(snap.goal) or "(no request recorded yet)"
+        self.lengths = [[0] * len(s.items) for s in self.sections]
+        self.goal_full = len(self.goal.encode()) + 6
+        self.goal_limit = min(self.goal_full, max(80, budget // 6))
+        self.min_item = max(40, min(100, budget // 25))
+        self.more = (
+            f"More: gitledger fuse restore --session {clean(snap.session)[:40]} "
+            f"--budget {MAX_BUDGET}."
+        )
+        self._short: dict[tuple[int, int, int], str] = {}
+        self._section_cache: dict[int, int] = {}
+        frame = [*self.header, "~~~ fuse-data", "~~~"]
+        self.frame_bytes = sum(len(x.encode()) + 1 for x in frame)
+
+    def shown(self, si: int, ii: int) -> str:
+        n = self.lengths[si][ii]
+        key = (si, ii, n)
+        if key not in self._short:
+            self._short[key] = shorten(self.sections[si].items[ii], n)
+        return self._short[key]
+
+    def heading(self, section: _Section) -> str:
+        return section.short if self.small else section.heading
+
+    def goal_line(self) -> str:
+        return "GOAL: " + shorten(self.goal, max(self.goal_limit - 6, 8))
+
+    def footer(self) -> str:
         left = []
-        for section, granted in zip(sections, lengths, strict=True):
+        shortened = 0
+        for section, granted in zip(self.sections, self.lengths, strict=True):
             dropped = sum(1 for n in granted if n == 0)
             if dropped:
                 left.append(f"{dropped} {section.noun}")
-        shortened = sum(
-            1
-            for section, granted in zip(sections, lengths, strict=True)
-            for item, n in zip(section.items, granted, strict=True)
-            if n and len(item.encode()) > n
-        )
-        parts = []
-        if left:
-            parts.append("Left out: " + ", ".join(left) + ".")
-        else:
-            parts.append("Nothing left out.")
-        if shortened:
+            shortened += sum(
+                1
+                for item, n in zip(section.items, granted, strict=True)
+                if 0 < n < len(item.encode())
+            )
+        parts = ["Left out: " + ", ".join(left) + "." if left else "Nothing left out."]
+        if shortened and not self.small:
             parts.append(f"{shortened} items shortened.")
-        if (left or shortened) and budget >= 1_200:
-            parts.append(more + ".")
+        if (left or shortened) and not self.small:
+            parts.append(self.more)
         return " ".join(parts)
 
-    def size(goal_limit: int) -> int:
-        text = "\n".join([*header, fence_open, *body(goal_limit), fence_close, footer()])
-        return len(text.encode("utf-8"))
+    def section_bytes(self, si: int) -> int:
+        cached = self._section_cache.get(si)
+        if cached is None:
+            cached = self._section_cache[si] = self._section_bytes(si)
+        return cached
 
-    goal_full = len(goal.encode()) + 6
-    goal_limit = min(goal_full, max(120, budget // 6))
-    # The goal is required: shrink it (never below 60 bytes) until the bare frame fits.
-    while size(goal_limit) > budget and goal_limit > 60:
-        goal_limit -= 20
+    def _section_bytes(self, si: int) -> int:
+        section = self.sections[si]
+        shown = [self.shown(si, ii) for ii, n in enumerate(self.lengths[si]) if n]
+        if not shown:
+            return 0
+        heading = len(self.heading(section).encode())
+        if section.inline:
+            return heading + 1 + len(", ".join(shown).encode()) + 1
+        return heading + 1 + sum(len(x.encode()) + 3 for x in shown)
 
-    def try_set(si: int, ii: int, n: int) -> bool:
-        old = lengths[si][ii]
-        lengths[si][ii] = n
-        if size(goal_limit) <= budget:
+    def size(self) -> int:
+        body = sum(self.section_bytes(si) for si in range(len(self.sections)))
+        goal = len(self.goal_line().encode()) + 1
+        return self.frame_bytes + goal + body + len(self.footer().encode())
+
+    def try_set(self, si: int, ii: int, n: int) -> bool:
+        old = self.lengths[si][ii]
+        self.lengths[si][ii] = n
+        self._section_cache.pop(si, None)
+        if self.size() <= self.budget:
             return True
-        lengths[si][ii] = old
+        self.lengths[si][ii] = old
+        self._section_cache.pop(si, None)
         return False
 
-    # Pass 1: a short slot for the first `quota` items of every section, in priority order.
-    for si, section in enumerate(sections):
-        for ii, item in enumerate(section.items[: section.quota]):
-            try_set(si, ii, min(len(item.encode()), min_item * (2 if si < 3 else 1)))
-    # Pass 2: a short slot for the rest, in priority order.
-    for si, section in enumerate(sections):
-        for ii, item in enumerate(section.items):
-            if lengths[si][ii] == 0:
-                try_set(si, ii, min(len(item.encode()), min_item))
-    # Pass 3: grow the goal, then every item, in rounds of larger caps.
-    while goal_limit < goal_full:
-        goal_limit += 40
-        if size(goal_limit) > budget:
-            goal_limit -= 40
-            break
-    goal_limit = min(goal_limit, goal_full)
-    for cap in (160, 260, 400, 600, ITEM_CHARS):
+    def grow_goal(self, target: int) -> None:
+        target = min(target, self.goal_full)
+        while self.goal_limit < target:
+            before = self.goal_limit
+            self.goal_limit = min(target, self.goal_limit + self.STEP)
+            if self.size() > self.budget:
+                self.goal_limit = before
+                return
+
+    def pack(self) -> str:
+        # The goal is required: shrink it (never below 60 bytes) until the bare frame fits.
+        while self.size() > self.budget and self.goal_limit > 60:
+            self.goal_limit -= 20
+        sections = self.sections
+        for depth in (1, None, 10_000):
+            for si, section in enumerate(sections):
+                limit = section.quota if depth is None else depth
+                for ii, item in enumerate(section.items[:limit]):
+                    if self.lengths[si][ii] == 0:
+                        self.try_set(si, ii, min(len(item.encode()), self.min_item))
+        # Grow the goal to a fifth of the budget, then every shown item in even steps, then the
+        # goal again, until nothing more fits.
+        self.grow_goal(max(self.goal_limit, self.budget // 5))
+        growing = True
+        while growing:
+            growing = False
+            for si, section in enumerate(sections):
+                for ii, item in enumerate(section.items):
+                    n = self.lengths[si][ii]
+                    full = min(len(item.encode()), ITEM_CHARS)
+                    if 0 < n < full and self.try_set(si, ii, min(full, n + self.STEP)):
+                        growing = True
+        self.grow_goal(self.goal_full)
+        lines = [*self.header, "~~~ fuse-data", self.goal_line()]
         for si, section in enumerate(sections):
-            for ii, item in enumerate(section.items):
-                n = lengths[si][ii]
-                full = len(item.encode())
-                if n and n < full:
-                    if not try_set(si, ii, min(full, cap)):
-                        # try a middle size before giving up on this item
-                        try_set(si, ii, min(full, (n + cap) // 2))
-    return "\n".join([*header, fence_open, *body(goal_limit), fence_close, footer()])
+            shown = [self.shown(si, ii) for ii, n in enumerate(self.lengths[si]) if n]
+            if not shown:
+                continue
+            if section.inline:
+                lines.append(self.heading(section) + " " + ", ".join(shown))
+            else:
+                lines.append(self.heading(section))
+                lines.extend("- " + x for x in shown)
+        lines += ["~~~", self.footer()]
+        return "\n".join(lines)
 
 
 def check_budget(budget: int) -> None:

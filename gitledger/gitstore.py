@@ -586,18 +586,34 @@ def fetch_refs(
     url: str,
     staging: str,
     progress: Callable[[int, int], None] | None = None,
+    only: list[str] | None = None,
 ) -> TransferStats:
-    """Fetch every ledger ref of ``url`` into the ``staging`` namespace (never onto local refs).
+    """Fetch every ledger ref of ``url`` (or ``only`` these) into the ``staging`` namespace.
 
     Staging refs mirror the remote, so they are forced; the ledger's own refs move only after
     sync has decided (fast-forward or merge) under the ledger lock.
     """
     with map_remote_errors("Fetching from", url):
         remote = store.repo.remotes.create_anonymous(url)
+        if only is None:
+            specs = [f"+{LEDGER_PREFIX}*:{staging}*"]
+        else:
+            # A ref the remote lacks is simply not fetched; drop its stale staged copy first.
+            specs = []
+            for ref in only:
+                staged = staging + ref[len(LEDGER_PREFIX) :]
+                old = store.repo.references.get(staged)
+                if old is not None:
+                    old.delete()
+                specs.append(f"+{ref}:{staged}")
         stats = remote.fetch(
-            [f"+{LEDGER_PREFIX}*:{staging}*"],
+            specs,
             callbacks=_Callbacks(progress),
-            prune=pygit2.enums.FetchPrune.PRUNE,
+            prune=(
+                pygit2.enums.FetchPrune.PRUNE
+                if only is None
+                else pygit2.enums.FetchPrune.UNSPECIFIED
+            ),
         )
         return TransferStats(objects=stats.received_objects, bytes=stats.received_bytes, refs=0)
 
@@ -761,3 +777,257 @@ def fetch_bundle(store: GitStore, file: Path, staging: str) -> TransferStats:
         str(file),
     )
     return TransferStats()
+
+
+# --- raw ref reading and bulk writing (the derived index and task import) ----------------------
+#
+# Why raw files here: libgit2 lists refs by iterating all of them (about 1 s at 100,000 loose
+# refs) and writes each object as a loose file (about 1,000 task versions a second, 16 KB of disk
+# each). The derived index only needs "which task refs moved since I last looked", and a bulk
+# import only needs "write many objects at once", so both read and write Git's documented on-disk
+# formats directly (loose ref files, packed-refs, pack v2 + idx v2). libgit2 reads everything
+# written here, re-hashing each object, so a mistake would surface as a CorruptRecord, not as
+# silent damage.
+
+
+@dataclass(frozen=True)
+class RefsStamp:
+    """A cheap fingerprint of one ref directory and packed-refs: when it is unchanged, no ref in
+    the directory was created, moved or deleted (Git replaces a loose ref by renaming a lock file
+    into the directory, which updates the directory's mtime)."""
+
+    directory: tuple[int, int, int]  # mtime_ns, inode, size of the loose-ref directory
+    packed: tuple[int, int, int]  # mtime_ns, inode, size of packed-refs (zeros when absent)
+
+    def encode(self) -> str:
+        return ",".join(str(v) for v in (*self.directory, *self.packed))
+
+    def newest_ns(self) -> int:
+        return max(self.directory[0], self.packed[0])
+
+
+def _stat_key(path: Path) -> tuple[int, int, int]:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return (0, 0, 0)
+    return (st.st_mtime_ns, st.st_ino, st.st_size)
+
+
+def refs_stamp(git_dir: Path, directory: str) -> RefsStamp:
+    """The fingerprint of ``git_dir/directory`` (e.g. ``refs/gitledger/tasks``) and packed-refs."""
+    return RefsStamp(_stat_key(git_dir / directory), _stat_key(git_dir / "packed-refs"))
+
+
+def ref_tips(git_dir: Path, directory: str) -> dict[str, str]:
+    """Every ref directly under ``directory`` with the object id it points at, read from the
+    loose-ref files and packed-refs (a loose ref wins over a packed one, as in Git).
+
+    Symbolic refs and unreadable files are left out; lock files are ignored. At 100,000 loose refs
+    this reads in about 0.3 s on this kind of machine, against about 1 s through libgit2.
+    """
+    prefix = directory.rstrip("/") + "/"
+    tips: dict[str, str] = {}
+    packed = git_dir / "packed-refs"
+    try:
+        with open(packed, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        data = b""
+    if data:
+        want = prefix.encode()
+        for line in data.split(b"\n"):
+            if len(line) < 42 or line[:1] in (b"#", b"^"):
+                continue
+            oid, _, name = line.partition(b" ")
+            if name.startswith(want) and b"/" not in name[len(want) :]:
+                tips[name.decode("utf-8", "replace")] = oid.decode("ascii", "replace")
+    loose = git_dir / directory
+    try:
+        entries = list(os.scandir(loose))
+    except FileNotFoundError:
+        entries = []
+    for entry in entries:
+        name = entry.name
+        if name.endswith(".lock"):
+            continue
+        try:
+            with open(entry.path, "rb") as fh:
+                content = fh.read(128).strip()
+        except (IsADirectoryError, FileNotFoundError, PermissionError):
+            continue
+        if content.startswith(b"ref:") or not content:
+            continue
+        tips[prefix + name] = content.decode("ascii", "replace")
+    return tips
+
+
+_OBJ_TYPES = {"commit": 1, "tree": 2, "blob": 3}
+
+
+class BulkWriter:
+    """Writes many commits into one new pack file and moves many refs, for bulk import.
+
+    Use under ``GitStore.lock()``: ``blob``/``tree``/``commit`` compute object ids as Git does and
+    queue the objects; ``finish()`` writes ``objects/pack/pack-<sha>.pack`` and its ``.idx`` (both
+    version 2), then moves each queued ref by Git's own protocol (create ``<ref>.lock``
+    exclusively, check the ref still points where the caller read it, rename). A ref that moved
+    meanwhile is reported, not overwritten.
+    """
+
+    def __init__(self, store: GitStore, level: int = 1) -> None:
+        import tempfile
+
+        self.store = store
+        self.level = level
+        self._pack_dir = store.path / "objects" / "pack"
+        self._pack_dir.mkdir(parents=True, exist_ok=True)
+        self._tmp = tempfile.NamedTemporaryFile(  # noqa: SIM115 - closed in finish()/abort()
+            dir=self._pack_dir, prefix="tmp_gitledger_", suffix=".pack", delete=False
+        )
+        self._tmp.write(b"PACK" + (2).to_bytes(4, "big") + (0).to_bytes(4, "big"))
+        self._offset = 12
+        self._entries: dict[bytes, tuple[int, int]] = {}  # raw sha -> (offset, crc32)
+        self._refs: list[tuple[str, str, str | None]] = []
+        self._offset_minutes = _local_offset_minutes()
+
+    def _add(self, kind: str, body: bytes) -> str:
+        import hashlib
+        import zlib
+
+        header = f"{kind} {len(body)}".encode() + b"\0"
+        raw_sha = hashlib.sha1(header + body).digest()
+        if raw_sha in self._entries:
+            return raw_sha.hex()
+        size = len(body)
+        first = (_OBJ_TYPES[kind] << 4) | (size & 0x0F)
+        size >>= 4
+        head = bytearray()
+        while size:
+            head.append(first | 0x80)
+            first = size & 0x7F
+            size >>= 7
+        head.append(first)
+        packed = bytes(head) + zlib.compress(body, self.level)
+        self._entries[raw_sha] = (self._offset, zlib.crc32(packed))
+        self._tmp.write(packed)
+        self._offset += len(packed)
+        return raw_sha.hex()
+
+    def blob(self, data: bytes) -> str:
+        return self._add("blob", data)
+
+    def tree(self, files: dict[str, str]) -> str:
+        """A flat tree of regular files: name -> blob id."""
+        body = b"".join(
+            b"100644 " + name.encode() + b"\0" + bytes.fromhex(files[name])
+            for name in sorted(files, key=lambda n: n.encode())
+        )
+        return self._add("tree", body)
+
+    def commit(
+        self,
+        tree: str,
+        parents: list[str],
+        author: tuple[str, str],
+        when: int,
+        message: str,
+        offset_minutes: int | None = None,
+    ) -> str:
+        offset = self._offset_minutes if offset_minutes is None else offset_minutes
+        sign = "+" if offset >= 0 else "-"
+        tz = f"{sign}{abs(offset) // 60:02d}{abs(offset) % 60:02d}"
+        name = "".join(ch for ch in author[0] if ch not in "<>\n") or "unknown"
+        email = "".join(ch for ch in author[1] if ch not in "<>\n")
+        person = f"{name} <{email}> {when} {tz}"
+        lines = [f"tree {tree}"] + [f"parent {p}" for p in parents]
+        lines += [f"author {person}", f"committer {person}", "", message]
+        return self._add("commit", "\n".join(lines).encode("utf-8"))
+
+    def set_ref(self, refname: str, target: str, expected_tip: str | None) -> None:
+        """Queue moving ``refname`` to ``target`` (``expected_tip=None``: it must not exist)."""
+        self._refs.append((refname, target, expected_tip))
+
+    def abort(self) -> None:
+        self._tmp.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self._tmp.name)
+
+    def finish(self) -> list[str]:
+        """Write the pack and index, then move the refs; returns the refs that had moved."""
+        import hashlib
+
+        try:
+            count = len(self._entries)
+            if count:
+                self._tmp.seek(8)
+                self._tmp.write(count.to_bytes(4, "big"))
+                self._tmp.flush()
+                self._tmp.seek(0)
+                digest = hashlib.sha1()
+                while chunk := self._tmp.read(1 << 20):
+                    digest.update(chunk)
+                pack_sha = digest.digest()
+                self._tmp.seek(0, os.SEEK_END)
+                self._tmp.write(pack_sha)
+                self._tmp.close()
+                shas = sorted(self._entries)
+                fanout = [0] * 256
+                for sha in shas:
+                    fanout[sha[0]] += 1
+                running = 0
+                idx = bytearray(b"\xfftOc" + (2).to_bytes(4, "big"))
+                for n in fanout:
+                    running += n
+                    idx += running.to_bytes(4, "big")
+                idx += b"".join(shas)
+                idx += b"".join(self._entries[s][1].to_bytes(4, "big") for s in shas)
+                large: list[int] = []
+                for sha in shas:
+                    off = self._entries[sha][0]
+                    if off < 0x80000000:
+                        idx += off.to_bytes(4, "big")
+                    else:
+                        idx += (0x80000000 | len(large)).to_bytes(4, "big")
+                        large.append(off)
+                idx += b"".join(off.to_bytes(8, "big") for off in large)
+                idx += pack_sha
+                idx += hashlib.sha1(bytes(idx)).digest()
+                base = self._pack_dir / f"pack-{pack_sha.hex()}"
+                os.replace(self._tmp.name, f"{base}.pack")
+                tmp_idx = f"{base}.idx.tmp"
+                with open(tmp_idx, "wb") as fh:
+                    fh.write(idx)
+                os.replace(tmp_idx, f"{base}.idx")
+            else:
+                self.abort()
+        except BaseException:
+            self.abort()
+            raise
+        # libgit2 rescans objects/pack when it misses an object, so the new pack needs no notice.
+        return [
+            ref for ref, target, expected in self._refs if not self._move(ref, target, expected)
+        ]
+
+    def _move(self, refname: str, target: str, expected: str | None) -> bool:
+        path = self.store.path / refname
+        lock = Path(f"{path}.lock")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            return False
+        try:
+            current = self.store.tip(refname)
+            if current != expected:
+                os.close(fd)
+                os.unlink(lock)
+                return False
+            os.write(fd, target.encode() + b"\n")
+            os.close(fd)
+            os.replace(lock, path)
+            return True
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(lock)
+            raise

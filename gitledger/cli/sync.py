@@ -1,0 +1,191 @@
+"""backup, restore, sync and remote setup: moving the ledger through any Git remote."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ._common import errors, json_option, open_ledger, print_json
+
+if TYPE_CHECKING:
+    from ..sync import Progress, SyncReport
+
+
+@contextlib.contextmanager
+def _progress(enabled: bool) -> Iterator[Progress | None]:
+    """A rich progress bar on stderr when it is a terminal; nothing otherwise."""
+    if not enabled or not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    tasks: dict[str, Any] = {}
+
+    def update(phase: str, done: int, total: int) -> None:
+        label = "Receiving objects" if phase == "fetch" else "Sending objects"
+        if phase not in tasks:
+            tasks[phase] = bar.add_task(label, total=total or None)
+        bar.update(tasks[phase], completed=done, total=total or None)
+
+    with bar:
+        yield update
+
+
+def _render(report: SyncReport, verb: str) -> None:
+    parts = []
+    for label, items in (
+        ("new", report.created),
+        ("fast-forwarded", report.fast_forwarded),
+        ("merged", report.merged),
+        ("kept (local ahead)", report.kept),
+        ("pushed", report.pushed),
+    ):
+        if items:
+            parts.append(f"{len(items)} {label}")
+    summary = ", ".join(parts) if parts else "nothing to do, already in step"
+    click.echo(f"{verb} {report.remote}: {summary} ({report.seconds:.2f} s).")
+    for task_id, fields in sorted(report.conflicts.items()):
+        click.echo(
+            f"  conflict on {task_id[:8]}: {', '.join(fields)} (the later write won; see "
+            f"'gitledger task show {task_id[:8]}')"
+        )
+    for ref in report.unmerged:
+        click.echo(f"  diverged, kept local and not pushed: {ref}")
+    for line in report.invalid:
+        click.echo(f"  refused (not a valid record): {line}")
+    for line in report.problems:
+        click.echo(f"  verify: {line}")
+
+
+def _finish(report: SyncReport, as_json: bool, verb: str) -> None:
+    from ..errors import CorruptRecord, RemoteMoved
+
+    if as_json:
+        print_json(report.to_dict())
+    else:
+        _render(report, verb)
+    with errors(as_json):
+        if report.remote_ahead:
+            raise RemoteMoved(
+                f"{len(report.remote_ahead)} ref(s) have newer or different work on the remote "
+                f"(first: {report.remote_ahead[0]}) and were not pushed. Run 'gitledger sync' to "
+                f"merge them, then back up again."
+            )
+        if report.invalid or report.problems:
+            raise CorruptRecord(
+                "Some records did not validate (listed above); the rest arrived. Restore those "
+                "from another backup."
+            )
+
+
+@click.command("backup")
+@click.argument("remote", required=False)
+@click.option(
+    "--bundle",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write a Git bundle file instead of pushing (an offline copy).",
+)
+@json_option
+@click.pass_context
+def backup_cmd(ctx: click.Context, remote: str | None, bundle: Path | None, as_json: bool) -> None:
+    """Push every ledger ref to REMOTE (default origin): a remote name, a URL or a path.
+
+    Only refs whose remote tip differs are sent, never forced and without running pre-push
+    hooks; a bare repository is created at a path that does not exist yet. Ends by checking the
+    remote (or bundle) holds exactly the tips pushed.
+    """
+    from .. import sync
+
+    if remote and bundle:
+        raise click.UsageError("Give a REMOTE or --bundle FILE, not both.")
+    with errors(as_json):
+        ledger = open_ledger(ctx)
+        with _progress(not as_json) as progress:
+            report = sync.backup(ledger, remote, bundle=bundle, progress=progress)
+    _finish(report, as_json, "Backed up to")
+
+
+@click.command("restore")
+@click.argument("source")
+@json_option
+@click.pass_context
+def restore_cmd(ctx: click.Context, source: str, as_json: bool) -> None:
+    """Bring the ledger refs of SOURCE (a remote name, URL, path or bundle file) into this ledger.
+
+    Creates the ledger if there is none; tasks that exist here too are merged as sync does, so
+    local work is never overwritten. Ends with 'verify'.
+    """
+    from .. import sync
+
+    with errors(as_json):
+        ledger = open_ledger(ctx, create=True)
+        with _progress(not as_json) as progress:
+            report = sync.restore(ledger, source, progress=progress)
+    _finish(report, as_json, "Restored from")
+
+
+@click.command("sync")
+@click.argument("remote", required=False)
+@json_option
+@click.pass_context
+def sync_cmd(ctx: click.Context, remote: str | None, as_json: bool) -> None:
+    """Fetch REMOTE's ledger (default origin), merge diverged tasks, push the result.
+
+    Per task: new, fast-forward, keep (local ahead) or merge both histories (notes, decisions and
+    evidence from both sides survive; a scalar both sides changed goes to the later write and the
+    conflict is recorded on the task). Retries when someone pushed in between.
+    """
+    from .. import sync
+
+    with errors(as_json):
+        ledger = open_ledger(ctx)
+        with _progress(not as_json) as progress:
+            report = sync.sync(ledger, remote, progress=progress)
+    _finish(report, as_json, "Synced with")
+
+
+@click.group("remote")
+def remote_group() -> None:
+    """Configure remotes for the ledger."""
+
+
+@remote_group.command("setup")
+@click.argument("name")
+@click.argument("url", required=False)
+@json_option
+@click.pass_context
+def setup_cmd(ctx: click.Context, name: str, url: str | None, as_json: bool) -> None:
+    """Make plain 'git fetch NAME' / 'git push NAME' in the ledger carry the ledger refs.
+
+    URL defaults to the project's remote NAME. The refspecs go into the ledger's own repository
+    (a push refspec in the project's config would change what 'git push' sends for the code).
+    Prints exactly what changed.
+    """
+    from .. import sync
+
+    with errors(as_json):
+        ledger = open_ledger(ctx)
+        changed = sync.setup_remote(ledger, name, url)
+    if as_json:
+        print_json({"remote": name, "changed": changed, "ledger": str(ledger.path)})
+        return
+    if not changed:
+        click.echo(f"Remote {name} of the ledger is already set up; nothing changed.")
+        return
+    click.echo(f"Changed in the ledger's config ({ledger.path / 'config'}):")
+    for line in changed:
+        click.echo(f"  {line}")
+    click.echo(f'Now: git --git-dir "$(gitledger where)" fetch {name}   (and push {name})')

@@ -1,0 +1,135 @@
+"""Merging two diverged versions of one task: a three-way merge that never loses an entry.
+
+When two machines change the same task before they sync, its ref has two tips with a common
+ancestor (the merge base). ``merge_tasks(base, ours, theirs)`` makes the record of the merge commit
+(whose parents are both tips). The rules, field by field:
+
+- **Scalars** (goal, criteria, status, owner, blocker, next, priority, parent): a field only one
+  side changed takes that side's value. A field both sides changed to different values goes to the
+  later write by the hybrid logical clock stamp each version keeps per field (``Task.clock``; see
+  ``model.HybridClock``), never by raw wall time; equal stamps (the same writer node and tick) are
+  broken by comparing the values' canonical JSON, so every machine picks the same winner. The
+  losing value is recorded in ``Task.conflicts`` so a person can see and undo the choice.
+- **Owner** is the exception that makes claims fair: when both sides claimed an unowned task, the
+  *first* claim (the earlier stamp) wins, as it would have on one machine. (With a remote,
+  ``sync.claim`` decides claims at the server instead, so this only matters for offline claims.)
+- **Labels and dependencies** are sets merged three-way: an element is kept when both sides have
+  it, or one side added it; it goes when one side removed it and the other left it alone.
+- **Notes, decisions and evidence** are the union by entry id (ids are random per entry), ordered by
+  time then id: nothing either side wrote is lost.
+- **version** is ``max(ours, theirs) + 1``, which is what ``Ledger.verify`` expects of a commit with
+  two parents; the clock keeps, per field, the later stamp of the two sides.
+
+The merge is a pure function of its inputs (and ``at``/``actor``): merging A into B and B into A
+gives the same record, which the tests check with hypothesis. Gates (the done gate, cycles) are
+not re-run: a merge records what both sides did rather than refusing to exist.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .model import (
+    ENTRY_FIELDS,
+    SCALAR_FIELDS,
+    SET_FIELDS,
+    Entry,
+    FieldConflict,
+    Task,
+)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _pick_scalar(
+    name: str, base: Task | None, ours: Task, theirs: Task
+) -> tuple[Any, FieldConflict | None]:
+    """The merged value of one scalar field and, when both sides changed it, the conflict."""
+    o, t = getattr(ours, name), getattr(theirs, name)
+    if o == t:
+        return o, None
+    if base is not None:
+        b = getattr(base, name)
+        if o == b:
+            return t, None
+        if t == b:
+            return o, None
+    so, st = ours.clock.get(name, ""), theirs.clock.get(name, "")
+    first_claim = name == "owner" and (base is None or base.owner is None) and o and t
+    if so != st:
+        ours_wins = (so < st) if first_claim else (so > st)
+    else:
+        ours_wins = _canonical(o) > _canonical(t)
+    kept, dropped = (o, t) if ours_wins else (t, o)
+    stamp = max(so, st)
+    return kept, FieldConflict(field=name, kept=kept, dropped=dropped, at=stamp)
+
+
+def _merge_set(base: list[str] | None, ours: list[str], theirs: list[str]) -> list[str]:
+    b = set(base or ())
+    o, t = set(ours), set(theirs)
+    keep = (o & t) | (o - b) | (t - b)
+    out = [x for x in ours if x in keep]
+    out += sorted(x for x in theirs if x in keep and x not in o)
+    return out
+
+
+def _union_entries(ours: list[Entry], theirs: list[Entry]) -> list[Any]:
+    by_id: dict[str, Entry] = {}
+    for entry in (*ours, *theirs):
+        # The same id means the same entry (written once, then copied by sync); keep one copy.
+        by_id.setdefault(entry.id, entry)
+    return sorted(by_id.values(), key=lambda e: (e.at, e.id))
+
+
+def _conflict_key(c: FieldConflict) -> tuple[str, str, str, str]:
+    return (c.at, c.field, _canonical(c.kept), _canonical(c.dropped))
+
+
+def merge_tasks(base: Task | None, ours: Task, theirs: Task, *, at: str, actor: str) -> Task:
+    """The record of a merge commit joining ``ours`` and ``theirs`` (see the module docstring).
+
+    ``base`` is the record at the merge base, or None when the two histories share no commit.
+    """
+    if ours.id != theirs.id:
+        raise ValueError(f"cannot merge different tasks {ours.id} and {theirs.id}")
+    changes: dict[str, Any] = {}
+    new_conflicts: list[FieldConflict] = []
+    for name in SCALAR_FIELDS:
+        value, conflict = _pick_scalar(name, base, ours, theirs)
+        changes[name] = value
+        if conflict is not None:
+            new_conflicts.append(conflict)
+    for name in SET_FIELDS:
+        changes[name] = _merge_set(
+            getattr(base, name) if base is not None else None,
+            getattr(ours, name),
+            getattr(theirs, name),
+        )
+    for name in ENTRY_FIELDS:
+        changes[name] = _union_entries(getattr(ours, name), getattr(theirs, name))
+    seen: dict[tuple[str, str, str, str], FieldConflict] = {}
+    for c in (*ours.conflicts, *theirs.conflicts, *new_conflicts):
+        seen.setdefault(_conflict_key(c), c)
+    changes["conflicts"] = sorted(seen.values(), key=_conflict_key)
+    clock = dict(ours.clock)
+    for name, stamp in theirs.clock.items():
+        if stamp > clock.get(name, ""):
+            clock[name] = stamp
+    changes["clock"] = clock
+    changes["version"] = max(ours.version, theirs.version) + 1
+    changes["created_at"] = min(ours.created_at, theirs.created_at)
+    changes["updated_at"] = at
+    changes["actor"] = actor
+    merged = ours.model_copy(update=changes)
+    # Validate the result as a whole (a merged set could exceed a limit, e.g. MAX_LABELS).
+    return Task.model_validate(merged.model_dump())
+
+
+def new_conflicts(before: Task, merged: Task) -> list[FieldConflict]:
+    """Conflicts the merge recorded that ``before`` did not have."""
+    had = {_conflict_key(c) for c in before.conflicts}
+    return [c for c in merged.conflicts if _conflict_key(c) not in had]

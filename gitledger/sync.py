@@ -1,0 +1,458 @@
+"""Backup, restore and sync of a ledger through any Git remote, and claims that count at the server.
+
+A ledger is a bare Git repository whose refs are ``refs/gitledger/…``, so moving it between
+machines is moving refs: an ordinary Git server (GitHub, GitLab, Gitea, a bare repository over ssh
+or on a USB disk) is the meeting point, and the server's refusal of a non-fast-forward is the one
+serialization point every machine agrees on. Nothing here forces a ref, anywhere.
+
+- ``backup``: push every ledger ref whose remote tip differs (the remote is listed first: pushing
+  every refspec costs 7x more when one ref changed), in chunks, then list the remote again and
+  check it holds exactly the tips pushed. A ``--bundle FILE`` is the offline variant.
+- ``sync``: fetch the remote's ledger refs into a staging namespace
+  (``refs/gitledger-staging/<remote>/…``, outside ``refs/gitledger/`` so no listing sees them), then
+  per ref under the ledger lock: create, fast-forward, keep (local is ahead) or, for a task whose
+  histories diverged, write a merge commit with both tips as parents (``merge.merge_tasks``). Then
+  push what the remote lacks, expecting each remote ref where the fetch saw it; when someone pushed
+  in between, fetch and go again.
+- ``restore``: sync without the push, into a ledger that may be new, then ``verify``.
+- ``claim``: bring one task up to date, claim it locally, push: the claim counts only once the
+  server accepted the push. If another machine's push landed first, the local claim commit (which
+  never counted) is dropped, the remote's version comes in and the claim fails as a conflict.
+
+Refs other than tasks (fuse snapshots, memory, idempotency keys) are created and fast-forwarded the
+same way; if one diverged, sync keeps the local tip, does not push it and reports it, because only
+tasks have a record format this module knows how to merge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import gitstore
+from .errors import CorruptRecord, InvalidInput, LedgerError, RemoteError, RemoteMoved
+from .gitstore import GitStore
+from .ledger import TASKS_PREFIX, Ledger, task_ref
+from .merge import merge_tasks, new_conflicts
+from .model import ID_PATTERN, Task, check_format, decode_record, now_iso
+
+LEDGER_PREFIX = gitstore.LEDGER_PREFIX
+STAGING_ROOT = "refs/gitledger-staging/"
+DEFAULT_REMOTE = "origin"
+MAX_ATTEMPTS = 8
+LEDGER_REFSPEC = "refs/gitledger/*:refs/gitledger/*"
+
+# phase ("fetch", "push"), done, total
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class SyncReport:
+    """What a sync, restore or backup did, ref by ref, and what moved over the wire."""
+
+    remote: str
+    created: list[str] = field(default_factory=list)
+    fast_forwarded: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    merged: list[str] = field(default_factory=list)
+    conflicts: dict[str, list[str]] = field(default_factory=dict)  # task id -> fields
+    unmerged: list[str] = field(default_factory=list)  # diverged non-task refs, kept local
+    invalid: list[str] = field(default_factory=list)  # incoming task refs that did not validate
+    pushed: list[str] = field(default_factory=list)
+    remote_ahead: list[str] = field(default_factory=list)  # backup only: needs a sync first
+    fetched_objects: int = 0
+    pushed_objects: int = 0
+    attempts: int = 0
+    seconds: float = 0.0
+    verified: bool | None = None
+    problems: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @property
+    def quiet(self) -> bool:
+        """Nothing changed on either side."""
+        return not (self.created or self.fast_forwarded or self.merged or self.pushed)
+
+
+# --- finding the remote ------------------------------------------------------------------------
+
+
+def resolve_remote(ledger: Ledger, remote: str | None) -> str:
+    """A remote name, URL or path → a URL (names: the project's remotes, then the ledger's)."""
+    name = remote or DEFAULT_REMOTE
+    if "\x00" in name or not name.strip():
+        raise InvalidInput("A remote is a name, a URL or a path, not blank text.")
+    if "://" in name or gitstore._SCP_LIKE.match(name):
+        return name
+    url = gitstore.remote_url(ledger.store, name, ledger.project_root)
+    if url is not None:
+        return url
+    looks_like_path = "/" in name or name.startswith(".") or name.endswith((".git", ".bundle"))
+    if looks_like_path or Path(name).expanduser().exists():
+        return str(Path(name).expanduser().absolute())
+    raise InvalidInput(
+        f"No remote named '{name}' in this project or ledger. Pass a URL or a path, add one with "
+        f"'git remote add {name} URL', or run 'gitledger remote setup {name} URL'."
+    )
+
+
+def _staging(url: str) -> str:
+    digest = hashlib.sha256(gitstore.redact_url(url).encode()).hexdigest()[:12]
+    return f"{STAGING_ROOT}{digest}/"
+
+
+def _is_bundle(url: str) -> bool:
+    if not gitstore.is_local_url(url):
+        return False
+    path = gitstore.local_path(url)
+    if path.is_file():
+        with path.open("rb") as fh:
+            return fh.read(16) in (b"# v2 git bundle\n", b"# v3 git bundle\n")
+    return False
+
+
+# --- reading records ---------------------------------------------------------------------------
+
+
+def _read(store: GitStore, commit: str, where: str) -> Task:
+    files = store.read_files(commit, ("FORMAT", "task.json"))
+    check_format(files["FORMAT"], where=where)
+    data = files["task.json"]
+    if data is None:
+        raise CorruptRecord(f"{where}: commit {commit[:12]} has no task.json.")
+    return decode_record(data, where=where)
+
+
+def _task_id(ref: str) -> str | None:
+    if not ref.startswith(TASKS_PREFIX):
+        return None
+    leaf = ref[len(TASKS_PREFIX) :]
+    return leaf if ID_PATTERN.match(leaf) else None
+
+
+# --- integrating fetched refs ------------------------------------------------------------------
+
+
+def _integrate(
+    ledger: Ledger, staging: str, report: SyncReport, only: str | None = None
+) -> dict[str, str]:
+    """Bring staged remote refs into the ledger (caller holds the ledger lock).
+
+    Returns the staged (remote) tips by ledger ref name.
+    """
+    store = ledger.store
+    staged = store.refs(staging)
+    remote_tips: dict[str, str] = {}
+    for sref, theirs in staged:
+        ref = LEDGER_PREFIX + sref[len(staging) :]
+        if only is not None and ref != only:
+            continue
+        remote_tips[ref] = theirs
+        ours = store.tip(ref)
+        if ours == theirs:
+            continue
+        task_id = _task_id(ref)
+        if ours is None or gitstore.is_ancestor(store, ours, theirs):
+            if task_id is not None:
+                try:
+                    record = _read(store, theirs, ref)
+                except LedgerError as exc:
+                    report.invalid.append(f"{ref}: {exc.message}")
+                    continue
+                if record.id != task_id:
+                    report.invalid.append(f"{ref}: the record says id {record.id}")
+                    continue
+            store.set_ref(ref, theirs, ours)
+            (report.created if ours is None else report.fast_forwarded).append(ref)
+        elif gitstore.is_ancestor(store, theirs, ours):
+            report.kept.append(ref)
+        elif task_id is not None:
+            _merge_ref(ledger, ref, task_id, ours, theirs, report)
+        else:
+            report.unmerged.append(ref)
+    return remote_tips
+
+
+def _merge_ref(
+    ledger: Ledger, ref: str, task_id: str, ours_tip: str, theirs_tip: str, report: SyncReport
+) -> None:
+    store = ledger.store
+    try:
+        ours = _read(store, ours_tip, ref)
+        theirs = _read(store, theirs_tip, ref)
+        base_tip = gitstore.merge_base(store, ours_tip, theirs_tip)
+        base = _read(store, base_tip, ref) if base_tip else None
+    except LedgerError as exc:
+        report.invalid.append(f"{ref}: {exc.message}")
+        return
+    name, email = ledger.author()
+    merged = merge_tasks(base, ours, theirs, at=now_iso(), actor=name)
+    fresh = new_conflicts(ours, merged)
+    fresh = [c for c in fresh if c not in theirs.conflicts]
+    subject = "merge: diverged histories joined"
+    if fresh:
+        subject += f", {len(fresh)} conflicting field(s): " + ", ".join(c.field for c in fresh)
+        report.conflicts[task_id] = [c.field for c in fresh]
+    body = "\n".join(f"- {c.field}: kept {c.kept!r}, dropped {c.dropped!r}" for c in fresh)
+    message = f"{subject}\n\n{body}\n\nVersion: {merged.version}\nTask: {task_id}\n".replace(
+        "\n\n\n", "\n\n"
+    )
+    store.write(
+        ref, ledger.record_files(merged), message, (name, email), [ours_tip, theirs_tip], ours_tip
+    )
+    report.merged.append(ref)
+
+
+# --- fetching and pushing ----------------------------------------------------------------------
+
+
+def _fetch(
+    ledger: Ledger, url: str, staging: str, progress: Progress | None, only: list[str] | None = None
+) -> int:
+    if _is_bundle(url):
+        gitstore.fetch_bundle(ledger.store, gitstore.local_path(url), staging)
+        return 0
+    callback = (lambda done, total: progress("fetch", done, total)) if progress else None
+    stats = gitstore.fetch_refs(ledger.store, url, staging, callback, only=only)
+    return stats.objects
+
+
+def _push_plan(
+    ledger: Ledger, remote_tips: dict[str, str], report: SyncReport, only: str | None = None
+) -> list[tuple[str, str, str | None]]:
+    """Refs whose remote tip differs and which are a fast-forward there."""
+    store = ledger.store
+    updates: list[tuple[str, str, str | None]] = []
+    refs = store.refs(LEDGER_PREFIX) if only is None else [(only, store.tip(only) or "")]
+    for ref, tip in refs:
+        if not tip:
+            continue
+        theirs = remote_tips.get(ref)
+        if theirs == tip:
+            continue
+        if theirs is None or (
+            gitstore.has_object(store, theirs) and gitstore.is_ancestor(store, theirs, tip)
+        ):
+            updates.append((ref, tip, theirs))
+        elif ref not in report.unmerged and ref not in report.remote_ahead:
+            report.remote_ahead.append(ref)
+    return updates
+
+
+def _push(
+    ledger: Ledger, url: str, updates: list[tuple[str, str, str | None]], progress: Progress | None
+) -> int:
+    callback = (lambda done, total: progress("push", done, total)) if progress else None
+    stats = gitstore.push_refs(ledger.store, url, updates, callback)
+    return stats.objects
+
+
+def _check_remote(url: str, ledger: Ledger, updates: list[tuple[str, str, str | None]]) -> None:
+    """After a push: the remote must hold exactly the tips pushed."""
+    heads = gitstore.list_remote_refs(ledger.store, url)
+    wrong = [ref for ref, tip, _ in updates if heads.get(ref) != tip]
+    if wrong:
+        raise RemoteError(
+            f"The remote {gitstore.redact_url(url)} does not hold what was pushed ({len(wrong)} "
+            f"ref(s), first {wrong[0]}). Run 'gitledger sync' again; if it repeats, check the "
+            f"server."
+        )
+
+
+# --- the operations ----------------------------------------------------------------------------
+
+
+def sync(
+    ledger: Ledger,
+    remote: str | None = None,
+    *,
+    push: bool = True,
+    progress: Progress | None = None,
+    url: str | None = None,
+) -> SyncReport:
+    """Fetch, integrate (create, fast-forward, keep, merge) and push until the remote agrees."""
+    started = time.perf_counter()
+    url = url or resolve_remote(ledger, remote)
+    report = SyncReport(remote=gitstore.redact_url(url))
+    staging = _staging(url)
+    if push and _is_bundle(url):
+        raise InvalidInput("A bundle is read-only: restore from it, or sync with a remote.")
+    if push and gitstore.is_local_url(url) and not gitstore.local_path(url).exists():
+        gitstore.init_bare(gitstore.local_path(url))
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        report.attempts = attempt
+        report.fetched_objects += _fetch(ledger, url, staging, progress)
+        with ledger.store.lock():
+            remote_tips = _integrate(ledger, staging, report)
+        if not push:
+            break
+        report.remote_ahead = []
+        updates = _push_plan(ledger, remote_tips, report)
+        try:
+            report.pushed_objects += _push(ledger, url, updates, progress)
+        except RemoteMoved:
+            if attempt == MAX_ATTEMPTS:
+                raise
+            time.sleep(min(0.05 * attempt, 0.5))
+            continue
+        if updates:
+            _check_remote(url, ledger, updates)
+        report.pushed = sorted(set(report.pushed) | {ref for ref, _, _ in updates})
+        break
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def restore(ledger: Ledger, source: str, *, progress: Progress | None = None) -> SyncReport:
+    """Fetch a remote's, a path's or a bundle's ledger refs, merge them in, and verify."""
+    url = resolve_remote(ledger, source)
+    if gitstore.is_local_url(url) and not gitstore.local_path(url).exists():
+        raise InvalidInput(f"Nothing to restore at {url}: no such file or repository.")
+    report = sync(ledger, push=False, progress=progress, url=url)
+    started = time.perf_counter()
+    result = ledger.verify()
+    report.verified = result.ok
+    report.problems = [f"{p.ref}: {p.message}" for p in result.problems]
+    report.seconds += time.perf_counter() - started
+    return report
+
+
+def backup(
+    ledger: Ledger,
+    remote: str | None = None,
+    *,
+    bundle: Path | None = None,
+    progress: Progress | None = None,
+) -> SyncReport:
+    """Push every ledger ref the remote lacks (or write a bundle), then check what arrived."""
+    started = time.perf_counter()
+    store = ledger.store
+    if bundle is not None:
+        refs = dict(store.refs(LEDGER_PREFIX))
+        gitstore.bundle_create(store, bundle, sorted(refs))
+        held = gitstore.bundle_heads(bundle)
+        if held != refs:
+            raise RemoteError(
+                f"The bundle {bundle} does not hold exactly the ledger's refs ({len(held)} of "
+                f"{len(refs)}); write it again."
+            )
+        report = SyncReport(remote=str(bundle), pushed=sorted(refs), verified=True)
+        report.seconds = time.perf_counter() - started
+        return report
+    url = resolve_remote(ledger, remote)
+    report = SyncReport(remote=gitstore.redact_url(url))
+    if gitstore.is_local_url(url):
+        path = gitstore.local_path(url)
+        if not path.exists():
+            gitstore.init_bare(path)
+        elif gitstore.is_bare_repository(path) is None:
+            raise InvalidInput(
+                f"{path} exists and is not a Git repository; back up to a new path or a repository."
+            )
+    report.attempts = 1
+    remote_tips = gitstore.list_remote_refs(store, url)
+    updates = _push_plan(ledger, remote_tips, report)
+    report.pushed_objects = _push(ledger, url, updates, progress)
+    if updates:
+        _check_remote(url, ledger, updates)
+    report.pushed = [ref for ref, _, _ in updates]
+    report.verified = True
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def claim(ledger: Ledger, task_id: str, remote: str | None, *, actor: str | None = None) -> Task:
+    """Claim a task so that it counts only once the remote accepted it: one winner across machines.
+
+    Raises ``ClaimConflict`` when another claimant's push (or an earlier claim) holds the task.
+    """
+    url = resolve_remote(ledger, remote)
+    if _is_bundle(url):
+        raise InvalidInput("A claim needs a live remote, not a bundle.")
+    full = ledger.resolve(task_id)
+    ref = task_ref(full)
+    store = ledger.store
+    staging = _staging(url)
+    report = SyncReport(remote=gitstore.redact_url(url))
+    for attempt in range(1, MAX_ATTEMPTS + 1):
+        _fetch(ledger, url, staging, None, only=[ref])
+        with store.lock():
+            remote_tips = _integrate(ledger, staging, report, only=ref)
+        before = store.tip(ref)
+        task = ledger.claim(full, actor=actor)  # ClaimConflict if the remote's owner is another
+        after = store.tip(ref)
+        if after is None:  # pragma: no cover - the task exists: resolve() found it
+            raise RemoteError(f"Task {full} vanished while claiming it.")
+        updates = _push_plan(ledger, remote_tips, report, only=ref)
+        try:
+            _push(ledger, url, updates, None)
+        except RemoteMoved:
+            # Someone pushed this task first, so this claim never counted: drop the local claim
+            # commit (it is ours alone, not yet anywhere else) and let the next round see theirs.
+            if after != before and before is not None:
+                with store.lock():
+                    if store.tip(ref) == after:
+                        store.set_ref(ref, before, after)
+            if attempt == MAX_ATTEMPTS:
+                raise
+            continue
+        if updates:
+            _check_remote(url, ledger, updates)
+        return task
+    raise RemoteError("The remote kept moving while claiming; try again.")  # pragma: no cover
+
+
+# --- remote setup and the init warning ----------------------------------------------------------
+
+
+def setup_remote(ledger: Ledger, name: str, url: str | None = None) -> list[str]:
+    """Give the ledger a remote ``name`` whose plain ``git fetch``/``git push`` carry ledger refs.
+
+    The refspecs go into the ledger's own repository, not the project's: a push refspec in the
+    project's config would change what a bare ``git push`` of the code pushes. Fetch is not
+    forced, so a diverged task is refused by git rather than overwritten ('gitledger sync' merges
+    it). Returns the config lines changed (empty: nothing to do).
+    """
+    if not name or not all(ch.isalnum() or ch in "-_." for ch in name):
+        raise InvalidInput(f"'{name}' is not a remote name (letters, digits, '-', '_', '.').")
+    target = url or gitstore.remote_url(ledger.store, name, ledger.project_root)
+    if target is None:
+        raise InvalidInput(
+            f"No remote '{name}' in this project; give its URL: 'gitledger remote setup {name} URL'."
+        )
+    if gitstore.is_local_url(target):
+        target = str(gitstore.local_path(target).absolute())
+    return gitstore.set_ledger_remote(
+        ledger.store, name, target, fetch=[LEDGER_REFSPEC], push=[LEDGER_REFSPEC]
+    )
+
+
+def init_warning(ledger: Ledger, remote: str = DEFAULT_REMOTE) -> str | None:
+    """For ``init`` in a fresh clone: a warning when the project's remote has ledger refs not here.
+
+    Never raises: a warning must not make ``init`` fail (an offline remote says nothing).
+    """
+    if ledger.project_root is None:
+        return None
+    try:
+        url = gitstore.remote_url(ledger.store, remote, ledger.project_root)
+        if url is None:
+            return None
+        heads = gitstore.list_remote_refs(ledger.store, url)
+    except LedgerError:
+        return None
+    local = dict(ledger.store.refs(LEDGER_PREFIX))
+    missing = [ref for ref, tip in heads.items() if local.get(ref) != tip]
+    if not missing:
+        return None
+    tasks = sum(1 for ref in missing if ref.startswith(TASKS_PREFIX))
+    return (
+        f"{remote} has {len(missing)} ledger ref(s) ({tasks} task(s)) that are not here yet: "
+        f"run 'gitledger restore {remote}' to bring them in."
+    )

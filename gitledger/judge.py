@@ -719,3 +719,634 @@ def replay_contexts(data: Mapping[str, Any]) -> dict[int, StepContext]:
             post_compaction_tokens=first_usage.get(seg_no) if compacted else None,
         )
     return out
+
+
+def _usage_tokens(usage: Any) -> int | None:
+    """Context size of one response: everything that went in (fresh, cached and cache writes)."""
+    if usage is None:
+        return None
+    parts = [usage.input_tokens, usage.cache_read_tokens, usage.cache_creation_tokens]
+    if all(p is None for p in parts):
+        return None
+    return sum(p or 0 for p in parts)
+
+
+def contexts_from_events(events: Iterable[Any], *, window: int | None = None) -> list[StepContext]:
+    """Every assistant step of a transcript (``gitledger.transcripts`` events), in order.
+
+    A step is one model response: the run of assistant events between two tool results or
+    prompts (Claude Code writes each content block of a response as a record of its own). The
+    history of a step starts at the latest compaction, as the model saw it. Sub-agent events are
+    left out: only the main conversation is judged.
+    """
+    history: list[Message] = []
+    steps: list[tuple[list[Message], list[Any], dict[str, Any]]] = []
+    state: dict[str, Any] = {
+        "compacted": False,
+        "work": True,
+        "post_tokens": None,
+        "turn_steps": 0,
+    }
+    group: list[Any] = []
+    tokens_seen: list[int | None] = []
+    model_name: str | None = None
+    last_tokens: int | None = None
+
+    def close_group() -> None:
+        nonlocal last_tokens
+        if not group:
+            return
+        text = "\n".join(e.text for e in group if e.text.strip())
+        calls = tuple(Call(c.name, dict(c.input)) for e in group for c in e.tool_calls)
+        tokens = None
+        for event in group:
+            tokens = _usage_tokens(event.usage) or tokens
+        if tokens is None:
+            tokens = last_tokens
+        last_tokens = tokens
+        tokens_seen.append(tokens)
+        if state["compacted"] and state["post_tokens"] is None:
+            state["post_tokens"] = tokens
+        info = {
+            "tokens": tokens,
+            "first": state["turn_steps"] == 0,
+            "ends": not group[-1].tool_calls,
+            "compacted": state["compacted"],
+            "work": state["work"],
+            "post_tokens": state["post_tokens"],
+        }
+        steps.append((list(history), list(group), info))
+        history.append(Message("assistant", text, calls))
+        state["turn_steps"] += 1
+        if state["compacted"] and any(not is_read_only(c) for c in calls):
+            state["work"] = True
+        group.clear()
+
+    for event in events:
+        if getattr(event, "sidechain", False):
+            continue
+        kind = event.kind
+        if kind == "assistant":
+            if event.model:
+                model_name = event.model
+            group.append(event)
+            continue
+        close_group()
+        if kind == "tool_result":
+            history.append(Message("tool_result", "", (), bool(event.is_error)))
+        elif kind == "user":
+            if event.is_meta:
+                history.append(Message("meta", event.text))
+            else:
+                history.append(Message("user", event.text))
+                if not event.queued:
+                    state["turn_steps"] = 0
+        elif kind == "compact_boundary":
+            history.clear()
+            state.update(compacted=True, work=False, post_tokens=None, turn_steps=0)
+        elif kind == "summary":
+            history.append(Message("summary", event.text))
+    close_group()
+    size = window or window_for(tokens_seen, model_name)
+    out = []
+    for past, _group, info in steps:
+        message_text = "\n".join(e.text for e in _group if e.text.strip())
+        calls = tuple(Call(c.name, dict(c.input)) for e in _group for c in e.tool_calls)
+        out.append(
+            StepContext(
+                history=tuple(past),
+                step=Step(message_text, calls),
+                context_tokens=info["tokens"],
+                window=size,
+                first_in_turn=info["first"],
+                ends_turn=info["ends"],
+                after_compaction=info["compacted"],
+                work_since_compaction=info["work"],
+                post_compaction_tokens=info["post_tokens"],
+            )
+        )
+    return out
+
+
+def last_step_context(path: Any, *, window: int | None = None) -> StepContext | None:
+    """The last assistant step of a transcript file, or None when it has none."""
+    from .transcripts import read_events
+
+    contexts = contexts_from_events(read_events(path), window=window)
+    return contexts[-1] if contexts else None
+
+
+# --- the turn pipeline ----------------------------------------------------------------------
+#
+# For agents without step hooks the question is asked once a turn ends. Rules, in order: tasks
+# in progress → no; a cooldown after a deferral → no; then any of the candidate rules proposes
+# compacting, and a verdict with five fields (is the task finished? the impact of compacting
+# now? unsaved work? why? how urgent?) confirms or defers it. Deferrals back off 5 → 10 → 20
+# turns. At 85% fill a compaction by the agent itself is near, so archiving first only needs
+# "safe, and impact not high". Everything the rules read comes from the transcript (so asking
+# twice in one turn gives one answer); what must persist -- the cooldown, the backoff, the last
+# decisions -- is a small JSON state per session on ``refs/gitledger/judge/<session>``.
+
+JUDGE_REF_PREFIX = "refs/gitledger/judge/"
+CONFIG_REF = "refs/gitledger/config/judge"
+STATE_FORMAT = 1
+IMPACTS = ("low", "medium", "high")
+URGENCIES = ("low", "normal", "high")
+
+
+@dataclass
+class JudgeConfig:
+    """Settings, stored in the ledger (``gitledger judge config``); ``enabled=false`` makes the
+    judge inert everywhere: no verdicts, no state written."""
+
+    enabled: bool = True
+    floor: float = DEFAULT_FLOOR
+    model: str | None = None
+    window: int | None = None
+    fill_candidate: float = 70.0
+    urgent_fill: float = 85.0
+    long_task_turns: int = 5
+    idle_turns: int = 3
+    compaction_turns: int = 25
+    backoff: tuple[int, ...] = (5, 10, 20)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["backoff"] = list(self.backoff)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> JudgeConfig:
+        config = cls()
+        for key, value in data.items():
+            if key in cls.__dataclass_fields__:
+                config = config.with_value(key, value)
+        return config
+
+    def with_value(self, key: str, value: Any) -> JudgeConfig:
+        """A copy with ``key`` set from ``value`` (a string from the command line, or JSON)."""
+        from .errors import InvalidInput
+
+        if key not in self.__dataclass_fields__:
+            raise InvalidInput(
+                f"Unknown judge setting {key!r}. Settings: {', '.join(self.__dataclass_fields__)}."
+            )
+        current = getattr(self, key)
+        try:
+            parsed: Any
+            if key == "enabled":
+                parsed = value if isinstance(value, bool) else _parse_bool(str(value))
+            elif key == "model":
+                parsed = str(value) if value not in (None, "", "none", "null") else None
+            elif key == "window":
+                parsed = int(value) if value not in (None, "", "none", "null", "auto") else None
+                if parsed is not None and parsed < 1000:
+                    raise ValueError("a window is at least 1000 tokens")
+            elif key == "backoff":
+                items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+                parsed = tuple(int(x) for x in items)
+                if not parsed or any(x < 1 for x in parsed):
+                    raise ValueError("turn counts of at least 1")
+            elif isinstance(current, float):
+                parsed = float(value)
+                if not 0 <= parsed <= 100:
+                    raise ValueError("a percentage from 0 to 100")
+            else:
+                parsed = int(value)
+                if parsed < 1:
+                    raise ValueError("at least 1")
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(f"Bad value {value!r} for judge setting {key!r}: {exc}.") from exc
+        return JudgeConfig(**{**self.__dict__, key: parsed})
+
+
+def _parse_bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("true or false")
+
+
+@dataclass(frozen=True)
+class TurnVerdict:
+    """The five-field verdict that confirms or defers a candidate."""
+
+    task_finished: bool
+    impact: str  # low | medium | high: what compacting now would lose
+    unsaved_work: bool
+    reason: str
+    urgency: str = "normal"  # low | normal | high
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TurnVerdict:
+        from .errors import InvalidInput
+
+        missing = [
+            k for k in ("task_finished", "impact", "unsaved_work", "reason") if k not in data
+        ]
+        if missing:
+            raise InvalidInput(
+                f"The verdict lacks {', '.join(missing)}. Give all five fields: "
+                '{"task_finished": true, "impact": "low", "unsaved_work": false, '
+                '"reason": "...", "urgency": "normal"}.'
+            )
+        impact = str(data["impact"]).lower()
+        urgency = str(data.get("urgency", "normal")).lower()
+        if impact not in IMPACTS or urgency not in URGENCIES:
+            raise InvalidInput(
+                f"impact must be one of {', '.join(IMPACTS)} and urgency one of "
+                f"{', '.join(URGENCIES)}; got impact={impact!r}, urgency={urgency!r}."
+            )
+        flags = {}
+        for key in ("task_finished", "unsaved_work"):
+            value = data[key]
+            if isinstance(value, bool):
+                flags[key] = value
+            else:
+                try:
+                    flags[key] = _parse_bool(str(value))
+                except ValueError as exc:
+                    raise InvalidInput(f"{key} must be true or false, not {value!r}.") from exc
+        return cls(
+            task_finished=flags["task_finished"],
+            impact=impact,
+            unsaved_work=flags["unsaved_work"],
+            reason=str(data["reason"])[:500],
+            urgency=urgency,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class TurnSignals:
+    """What the turn rules read, all derived from the transcript."""
+
+    turn: int  # prompts the person has sent so far
+    in_progress: int  # task-list items in progress
+    plan_items: int
+    plan_done_now: bool  # the last open plan item was completed in this turn
+    long_task_finished: bool  # an item in progress for at least N turns went completed this turn
+    longest_finished_turns: int
+    fill: float | None
+    idle_turns: int  # turns in a row, ending with this one, with no edit and no failure
+    turns_since_compaction: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def turn_signals(
+    events: Iterable[Any], *, window: int | None = None, long_task_turns: int = 5
+) -> TurnSignals:
+    tasks = TaskList()
+    turn = 0
+    since_compaction = 0
+    started_at: dict[str, int] = {}
+    finished_this_turn: list[int] = []
+    completed_this_turn = False
+    busy_turns: set[int] = set()
+    tokens: int | None = None
+    tokens_seen: list[int | None] = []
+    model_name: str | None = None
+    for event in events:
+        if getattr(event, "sidechain", False):
+            continue
+        if event.kind == "user" and not event.is_meta and not event.queued:
+            turn += 1
+            since_compaction += 1
+            finished_this_turn = []
+            completed_this_turn = False
+        elif event.kind == "compact_boundary":
+            since_compaction = 0
+        elif event.kind == "tool_result" and event.is_error:
+            busy_turns.add(turn)
+        elif event.kind == "assistant":
+            model_name = event.model or model_name
+            value = _usage_tokens(event.usage)
+            if value:
+                tokens = value
+                tokens_seen.append(value)
+            for raw in event.tool_calls:
+                call = Call(raw.name, dict(raw.input))
+                if call.name in EDIT_TOOLS or _kind(call) == "write":
+                    busy_turns.add(turn)
+                if call.name not in TASK_TOOLS:
+                    continue
+                for key, _old, new in tasks.apply(call):
+                    if new == "in_progress":
+                        started_at.setdefault(key, turn)
+                    elif new == "completed":
+                        completed_this_turn = True
+                        finished_this_turn.append(turn - started_at.pop(key, turn) + 1)
+    size = window or window_for(tokens_seen, model_name)
+    idle = 0
+    for t in range(turn, 0, -1):
+        if t in busy_turns:
+            break
+        idle += 1
+    longest = max(finished_this_turn, default=0)
+    return TurnSignals(
+        turn=turn,
+        in_progress=len(tasks.in_progress()),
+        plan_items=len(tasks.items),
+        plan_done_now=bool(tasks.items) and completed_this_turn and not tasks.open_items(),
+        long_task_finished=longest >= long_task_turns,
+        longest_finished_turns=longest,
+        fill=None if tokens is None else 100.0 * tokens / size,
+        idle_turns=idle,
+        turns_since_compaction=since_compaction,
+    )
+
+
+@dataclass
+class TurnState:
+    """What persists between turns of one session."""
+
+    session: str
+    cooldown_until: int = 0  # no candidate before this turn
+    deferrals: int = 0  # consecutive deferrals (picks the next backoff)
+    last_compaction_turn: int | None = None
+    decisions: list[dict[str, Any]] = field(default_factory=list)  # the latest, newest last
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": STATE_FORMAT, **asdict(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], session: str) -> TurnState:
+        return cls(
+            session=session,
+            cooldown_until=int(data.get("cooldown_until", 0)),
+            deferrals=int(data.get("deferrals", 0)),
+            last_compaction_turn=data.get("last_compaction_turn"),
+            decisions=list(data.get("decisions", []))[-20:],
+        )
+
+
+@dataclass(frozen=True)
+class TurnDecision:
+    """``compact`` (confirmed), ``defer`` (backed off), ``candidate`` (needs the five-field
+    verdict), ``no`` or ``off`` (the judge is disabled)."""
+
+    decision: str
+    reason: str
+    candidates: tuple[str, ...]
+    signals: TurnSignals | None
+    verdict: TurnVerdict | None = None
+    cooldown_until: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "decision": self.decision,
+            "reason": self.reason,
+            "candidates": list(self.candidates),
+            "signals": self.signals.to_dict() if self.signals else None,
+            "verdict": self.verdict.to_dict() if self.verdict else None,
+            "cooldown_until": self.cooldown_until,
+        }
+
+
+def decide_turn(
+    signals: TurnSignals,
+    state: TurnState,
+    config: JudgeConfig,
+    verdict: TurnVerdict | None = None,
+) -> TurnDecision:
+    """The pipeline for one turn end; updates ``state`` in place (the caller stores it)."""
+    if not config.enabled:
+        return TurnDecision("off", "the judge is disabled (enabled=false)", (), signals)
+    turn = signals.turn
+
+    def done(decision: TurnDecision) -> TurnDecision:
+        state.decisions.append(
+            {"turn": turn, "decision": decision.decision, "reason": decision.reason}
+        )
+        del state.decisions[:-20]
+        return decision
+
+    if signals.in_progress > 0:
+        return done(TurnDecision("no", f"{signals.in_progress} task(s) in progress", (), signals))
+    if turn < state.cooldown_until:
+        return done(
+            TurnDecision(
+                "no",
+                f"cooling down after a deferral until turn {state.cooldown_until}",
+                (),
+                signals,
+                cooldown_until=state.cooldown_until,
+            )
+        )
+    candidates = []
+    if signals.plan_done_now:
+        candidates.append("every plan item is done")
+    if signals.long_task_finished:
+        candidates.append(f"a task spanning {signals.longest_finished_turns} turns just finished")
+    if signals.fill is not None and signals.fill >= config.fill_candidate:
+        candidates.append(f"context at {signals.fill:.0f}% (≥ {config.fill_candidate:.0f}%)")
+    if signals.idle_turns >= config.idle_turns:
+        candidates.append(f"{signals.idle_turns} turns with no edit or failure")
+    if signals.turns_since_compaction >= config.compaction_turns:
+        candidates.append(f"{signals.turns_since_compaction} turns since the last compaction")
+    if not candidates:
+        return done(TurnDecision("no", "no rule proposes compacting", (), signals))
+    found = tuple(candidates)
+    if verdict is None:
+        return done(
+            TurnDecision(
+                "candidate",
+                "a candidate: answer the five-field verdict to confirm or defer it",
+                found,
+                signals,
+            )
+        )
+    safe = not verdict.unsaved_work
+    urgent = signals.fill is not None and signals.fill >= config.urgent_fill
+    if urgent:
+        confirmed = safe and verdict.impact != "high"
+        rule = f"urgent (context ≥ {config.urgent_fill:.0f}%): safe and impact not high"
+    else:
+        confirmed = verdict.task_finished and verdict.impact == "low" and safe
+        rule = "task finished, impact low and nothing unsaved"
+    if confirmed:
+        state.deferrals = 0
+        state.cooldown_until = 0
+        state.last_compaction_turn = turn
+        return done(TurnDecision("compact", f"confirmed: {rule}", found, signals, verdict))
+    wait = config.backoff[min(state.deferrals, len(config.backoff) - 1)]
+    state.deferrals += 1
+    state.cooldown_until = turn + wait
+    return done(
+        TurnDecision(
+            "defer",
+            f"deferred ({rule} not met); next candidate after {wait} turns",
+            found,
+            signals,
+            verdict,
+            cooldown_until=state.cooldown_until,
+        )
+    )
+
+
+# --- state and settings in the ledger ---------------------------------------------------------
+
+
+def judge_ref(session: str) -> str:
+    from .fuse import check_session
+
+    return JUDGE_REF_PREFIX + check_session(session)
+
+
+def _read_json(ledger: Any, refname: str) -> tuple[dict[str, Any] | None, str | None]:
+    import json
+
+    tip = ledger.store.tip(refname)
+    if tip is None:
+        return None, None
+    raw = ledger.store.read_files(tip, ("state.json",)).get("state.json")
+    try:
+        data = json.loads(raw or b"{}")
+    except ValueError:
+        data = {}
+    return (data if isinstance(data, dict) else {}), tip
+
+
+def _write_json(
+    ledger: Any, refname: str, data: Mapping[str, Any], message: str, tip: str | None
+) -> None:
+    import json
+
+    files = {
+        "FORMAT": f"{STATE_FORMAT}\n".encode(),
+        "state.json": json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True).encode(),
+    }
+    ledger.store.write(refname, files, message, ledger.author(), [tip] if tip else [], tip)
+
+
+def load_config(ledger: Any | None) -> JudgeConfig:
+    import os
+
+    config = JudgeConfig()
+    if ledger is not None:
+        data, _ = _read_json(ledger, CONFIG_REF)
+        if data:
+            config = JudgeConfig.from_dict(data)
+    env = os.environ.get("GITLEDGER_JUDGE")
+    if env is not None and env.strip():
+        try:
+            if not _parse_bool(env):
+                config = JudgeConfig(**{**config.__dict__, "enabled": False})
+        except ValueError:
+            pass
+    return config
+
+
+def save_config(ledger: Any, changes: Mapping[str, Any]) -> JudgeConfig:
+    """Apply ``changes`` (setting → value) to the stored settings; all or nothing."""
+    with ledger.store.lock():
+        data, tip = _read_json(ledger, CONFIG_REF)
+        config = JudgeConfig.from_dict(data or {})
+        for key, value in changes.items():
+            config = config.with_value(key, value)
+        if changes:
+            said = ", ".join(f"{k}={v}" for k, v in changes.items())
+            _write_json(ledger, CONFIG_REF, config.to_dict(), f"judge config: {said}\n", tip)
+    return config
+
+
+def load_state(ledger: Any, session: str) -> TurnState:
+    data, _ = _read_json(ledger, judge_ref(session))
+    return TurnState.from_dict(data or {}, session)
+
+
+def sessions(ledger: Any) -> list[str]:
+    return sorted(name[len(JUDGE_REF_PREFIX) :] for name, _ in ledger.store.refs(JUDGE_REF_PREFIX))
+
+
+def judge_turn(
+    ledger: Any,
+    session: str,
+    transcript: Any,
+    *,
+    verdict: TurnVerdict | None = None,
+) -> TurnDecision:
+    """Run the turn pipeline on a transcript and store the session's state (one commit)."""
+    from .transcripts import read_events
+
+    config = load_config(ledger)
+    refname = judge_ref(session)
+    if not config.enabled:
+        return TurnDecision("off", "the judge is disabled (enabled=false)", (), None)
+    signals = turn_signals(
+        read_events(transcript), window=config.window, long_task_turns=config.long_task_turns
+    )
+    with ledger.store.lock():
+        data, tip = _read_json(ledger, refname)
+        state = TurnState.from_dict(data or {}, session)
+        decision = decide_turn(signals, state, config, verdict)
+        _write_json(
+            ledger,
+            refname,
+            state.to_dict(),
+            f"judge turn {signals.turn}: {decision.decision} ({decision.reason})\n",
+            tip,
+        )
+    return decision
+
+
+def step_from_payload(data: Mapping[str, Any]) -> Any:
+    """A step handed over by a hook (``{"text": …, "calls": [{"name", "input"}], "usage": …}``)
+    as a transcript event, so it is judged after everything the transcript already holds."""
+    from .errors import InvalidInput
+    from .transcripts import Event, ToolCall, Usage
+
+    text = data.get("text", "")
+    raw_calls = data.get("calls", [])
+    if not isinstance(text, str) or not isinstance(raw_calls, list):
+        raise InvalidInput('A step is {"text": "...", "calls": [{"name": "...", "input": {...}}]}.')
+    calls = []
+    for index, raw in enumerate(raw_calls):
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("name"), str):
+            raise InvalidInput(
+                f"Step call {index + 1} needs a string 'name' and an 'input' object."
+            )
+        given = raw.get("input")
+        calls.append(
+            ToolCall(
+                str(raw.get("id", "")),
+                raw["name"],
+                dict(given) if isinstance(given, Mapping) else {},
+            )
+        )
+    usage = None
+    tokens = data.get("context_tokens")
+    if isinstance(tokens, int) and tokens >= 0:
+        usage = Usage(input_tokens=tokens)
+    return Event(kind="assistant", text=text, tool_calls=tuple(calls), usage=usage, source="hook")
+
+
+def step_context(
+    transcript: Any | None,
+    *,
+    step: Mapping[str, Any] | None = None,
+    window: int | None = None,
+) -> StepContext | None:
+    """The step to judge: the one a hook handed over (after the transcript), else the
+    transcript's last assistant step. None when there is no step at all."""
+    from pathlib import Path
+
+    from .transcripts import read_events
+
+    events: list[Any] = []
+    if transcript is not None and Path(transcript).is_file():
+        events = list(read_events(Path(transcript)))
+    if step is not None:
+        pending = step_from_payload(step)
+        last = next((e for e in reversed(events) if e.kind == "assistant"), None)
+        # The transcript may already hold the step (Claude Code writes it asynchronously).
+        if last is None or last.text.strip() != pending.text.strip() or not pending.text.strip():
+            events.append(pending)
+    contexts = contexts_from_events(events, window=window)
+    return contexts[-1] if contexts else None

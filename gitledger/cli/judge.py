@@ -1,0 +1,308 @@
+"""``gitledger judge``: when to compact (step judge, turn pipeline, status, settings)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ._common import errors, json_option, one_line, print_json
+
+if TYPE_CHECKING:
+    from ..judge import JudgeConfig
+    from ..ledger import Ledger
+
+
+def _payload() -> dict[str, Any]:
+    """The hook payload on stdin (an empty object when stdin is a terminal or empty)."""
+    from ..errors import InvalidInput
+
+    if sys.stdin is None or sys.stdin.isatty():
+        return {}
+    raw = sys.stdin.read()
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise InvalidInput(
+            f"The hook payload on stdin is not JSON ({exc}). Pass --transcript PATH instead."
+        ) from exc
+    if not isinstance(value, dict):
+        raise InvalidInput("The hook payload on stdin must be a JSON object.")
+    return value
+
+
+def _existing_ledger(ctx: click.Context) -> Ledger | None:
+    """The ledger in use if there is one; the step judge never creates one."""
+    from .. import paths
+    from ..ledger import Ledger
+
+    explicit = (ctx.find_root().obj or {}).get("ledger_path")
+    if explicit:
+        return Ledger.open(Path(explicit))
+    location = paths.discover()
+    if location is None or not (location.path / "HEAD").exists():
+        return None
+    return Ledger.open(location.path)
+
+
+def _hook_ledger(ctx: click.Context, cwd: str | None) -> Ledger:
+    from ..ledger import Ledger
+
+    obj = ctx.find_root().obj or {}
+    explicit = obj.get("ledger_path")
+    if explicit:
+        return Ledger.open(Path(explicit), actor=obj.get("actor"))
+    return Ledger.open_for_hook(Path(cwd) if cwd else None, actor=obj.get("actor"))
+
+
+def _config(ctx: click.Context) -> JudgeConfig:
+    from ..judge import load_config
+
+    return load_config(_existing_ledger(ctx))
+
+
+@click.group("judge")
+def judge_group() -> None:
+    """Decide when to compact: at the boundary between two pieces of work.
+
+    'judge step' judges one assistant step (NEXT: the work moves on here; SAME: it does not).
+    'judge turn' runs the turn-end rule pipeline for agents without step hooks. 'judge status'
+    shows the settings and each session's state; 'judge config' changes the settings.
+    """
+
+
+@judge_group.command("step")
+@click.option(
+    "--transcript",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Judge the last assistant step in this transcript (default: the hook payload on stdin).",
+)
+@click.option(
+    "--floor",
+    type=click.FloatRange(0, 100),
+    help="Judge only past this context fill, in percent (default 35; 0 judges every step).",
+)
+@click.option("--model", help="Ask this model about the steps the rules are unsure of.")
+@click.option(
+    "--window",
+    type=click.IntRange(1000),
+    help="The context window in tokens (default: 200,000, or 1M for sessions past that).",
+)
+@json_option
+@click.pass_context
+def step_cmd(
+    ctx: click.Context,
+    transcript: Path | None,
+    floor: float | None,
+    model: str | None,
+    window: int | None,
+    as_json: bool,
+) -> None:
+    """Is the assistant's latest step moving on from a finished piece to another?
+
+    Prints NEXT or SAME and the reason. As a hook it reads the payload on stdin
+    ({"transcript_path": …}, optionally "step": {"text", "calls"} for a step the transcript does
+    not hold yet). Steps below the floor, the first step of a turn, steps without text and steps
+    right after a compaction are not judged (SAME). Costs no model call unless --model is given.
+    """
+    from ..errors import InvalidInput
+    from ..judge import SAME, Verdict, judge_step, step_context
+
+    with errors(as_json):
+        payload: dict[str, Any] = {}
+        if transcript is None:
+            payload = _payload()
+            given = payload.get("transcript_path")
+            if not given and "step" not in payload:
+                raise InvalidInput(
+                    "Nothing to judge: pass --transcript PATH, or a hook payload with "
+                    '"transcript_path" on stdin.'
+                )
+            transcript = Path(str(given)) if given else None
+        elif not transcript.is_file():
+            raise InvalidInput(f"No transcript at {transcript}. Check the path.")
+        step = payload.get("step")
+        if step is not None and not isinstance(step, dict):
+            raise InvalidInput('The payload\'s "step" must be an object {"text", "calls"}.')
+        config = _config(ctx)
+        if not config.enabled:
+            verdict = Verdict(
+                SAME, "the judge is disabled (enabled=false)", "off", False, by="gate"
+            )
+        else:
+            context = step_context(transcript, step=step, window=window or config.window)
+            if context is None:
+                verdict = Verdict(
+                    SAME, "the transcript has no assistant step", "no-step", False, by="gate"
+                )
+            else:
+                judge_model = None
+                name = model or config.model
+                if name:
+                    from ..judge_model import ModelJudge
+
+                    judge_model = ModelJudge(name)
+                verdict = judge_step(
+                    context, floor=config.floor if floor is None else floor, model=judge_model
+                )
+    if as_json:
+        print_json(verdict.to_dict())
+    else:
+        tag = verdict.decision if verdict.judged else f"{verdict.decision} (not judged)"
+        click.echo(f"{tag}: {verdict.reason}")
+
+
+def _render_decision(decision: Any) -> list[str]:
+    lines = [f"{decision.decision}: {decision.reason}"]
+    for candidate in decision.candidates:
+        lines.append(f"  candidate: {candidate}")
+    if decision.decision == "candidate":
+        lines.append(
+            "Answer with: gitledger judge turn --verdict "
+            '\'{"task_finished": true, "impact": "low", "unsaved_work": false, '
+            '"reason": "...", "urgency": "normal"}\''
+        )
+    return lines
+
+
+@judge_group.command("turn")
+@click.option(
+    "--transcript",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The session's transcript (default: the hook payload on stdin).",
+)
+@click.option("--session", help="The session id (default: the payload's session_id).")
+@click.option(
+    "--verdict",
+    "verdict_json",
+    help="The five-field verdict as JSON: task_finished, impact (low|medium|high), "
+    "unsaved_work, reason, urgency (low|normal|high).",
+)
+@json_option
+@click.pass_context
+def turn_cmd(
+    ctx: click.Context,
+    transcript: Path | None,
+    session: str | None,
+    verdict_json: str | None,
+    as_json: bool,
+) -> None:
+    """The turn-end pipeline: should the session compact now?
+
+    In order: tasks in progress → no; cooling down after a deferral → no; every plan item done,
+    a task spanning 5+ turns finished, context at 70%+, 3 turns without an edit or failure, or 25
+    turns since the last compaction → a candidate, which the five-field --verdict confirms
+    (compact) or defers (backing off 5, 10, then 20 turns). At 85% fill "nothing unsaved and
+    impact not high" is enough. State is kept per session in the ledger.
+    """
+    from ..errors import InvalidInput
+    from ..judge import TurnVerdict, judge_turn
+
+    with errors(as_json):
+        payload: dict[str, Any] = {}
+        if transcript is None:
+            payload = _payload()
+            given = payload.get("transcript_path")
+            if not given:
+                raise InvalidInput(
+                    "No transcript: pass --transcript PATH, or a hook payload with "
+                    '"transcript_path" on stdin.'
+                )
+            transcript = Path(str(given))
+        if not transcript.is_file():
+            raise InvalidInput(f"No transcript at {transcript}. Check the path.")
+        session = session or payload.get("session_id") or transcript.stem
+        verdict = None
+        if verdict_json is not None:
+            try:
+                raw = json.loads(verdict_json)
+            except ValueError as exc:
+                raise InvalidInput(f"--verdict is not JSON ({exc}).") from exc
+            if not isinstance(raw, dict):
+                raise InvalidInput("--verdict must be a JSON object with the five fields.")
+            verdict = TurnVerdict.from_dict(raw)
+        from ..judge import judge_ref
+
+        judge_ref(str(session))  # a bad session id is refused before anything is opened
+        ledger = _hook_ledger(ctx, payload.get("cwd"))
+        decision = judge_turn(ledger, str(session), transcript, verdict=verdict)
+    if as_json:
+        print_json({"session": session, **decision.to_dict()})
+    else:
+        for line in _render_decision(decision):
+            click.echo(line)
+
+
+@judge_group.command("status")
+@click.option("--session", help="Show this session's state in full.")
+@json_option
+@click.pass_context
+def status_cmd(ctx: click.Context, session: str | None, as_json: bool) -> None:
+    """The judge's settings and the state of each session it has seen."""
+    from ..judge import load_config, load_state, sessions
+    from ._common import open_ledger
+
+    with errors(as_json):
+        ledger = open_ledger(ctx)
+        config = load_config(ledger)
+        names = [session] if session else sessions(ledger)
+        states = [load_state(ledger, name) for name in names]
+    if as_json:
+        print_json({"config": config.to_dict(), "sessions": [s.to_dict() for s in states]})
+        return
+    state_word = "enabled" if config.enabled else "disabled (enabled=false: inert)"
+    click.echo(f"Judge {state_word}; floor {config.floor:g}%, model {config.model or 'none'}")
+    if not states:
+        click.echo("No sessions yet. 'gitledger judge turn' records one per session.")
+    for state in states:
+        last = state.decisions[-1] if state.decisions else None
+        said = (
+            f"turn {last['turn']}: {last['decision']} ({one_line(last['reason'], 60)})"
+            if last
+            else "no decisions"
+        )
+        cooling = (
+            f", cooling down until turn {state.cooldown_until}" if state.cooldown_until else ""
+        )
+        click.echo(f"{state.session}: {said}; {state.deferrals} deferral(s){cooling}")
+        if session:
+            for entry in state.decisions:
+                click.echo(
+                    f"  turn {entry['turn']}: {entry['decision']} - {one_line(entry['reason'], 70)}"
+                )
+
+
+@judge_group.command("config")
+@click.argument("settings", nargs=-1)
+@json_option
+@click.pass_context
+def config_cmd(ctx: click.Context, settings: tuple[str, ...], as_json: bool) -> None:
+    """Show the judge's settings, or change them: gitledger judge config enabled=false floor=40.
+
+    Settings: enabled, floor, model, window, fill_candidate, urgent_fill, long_task_turns,
+    idle_turns, compaction_turns, backoff (e.g. 5,10,20). GITLEDGER_JUDGE=0 turns the judge
+    off for one process without changing them.
+    """
+    from ..errors import InvalidInput
+    from ..judge import load_config, save_config
+    from ._common import open_ledger
+
+    with errors(as_json):
+        changes: dict[str, str] = {}
+        for item in settings:
+            key, sep, value = item.partition("=")
+            if not sep or not key:
+                raise InvalidInput(f"Write settings as KEY=VALUE, not {item!r}.")
+            changes[key.strip()] = value.strip()
+        ledger = open_ledger(ctx)
+        config = save_config(ledger, changes) if changes else load_config(ledger)
+    if as_json:
+        print_json(config.to_dict())
+    else:
+        for key, value in config.to_dict().items():
+            click.echo(f"{key} = {value}")

@@ -1121,10 +1121,10 @@ def decide_turn(
     turn = signals.turn
 
     def done(decision: TurnDecision) -> TurnDecision:
-        state.decisions.append(
-            {"turn": turn, "decision": decision.decision, "reason": decision.reason}
-        )
-        del state.decisions[:-20]
+        entry = {"turn": turn, "decision": decision.decision, "reason": decision.reason}
+        if not state.decisions or state.decisions[-1] != entry:  # asking twice changes nothing
+            state.decisions.append(entry)
+            del state.decisions[:-20]
         return decision
 
     if signals.in_progress > 0:
@@ -1285,7 +1285,10 @@ def judge_turn(
     with ledger.store.lock():
         data, tip = _read_json(ledger, refname)
         state = TurnState.from_dict(data or {}, session)
+        before = state.to_dict()
         decision = decide_turn(signals, state, config, verdict)
+        if state.to_dict() == before and tip is not None:
+            return decision
         _write_json(
             ledger,
             refname,

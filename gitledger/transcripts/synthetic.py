@@ -145,13 +145,13 @@ def _routine(w: _Writer, rng: random.Random, step: int) -> Iterator[str]:
         f"Reading the {module} module to see how requests flow through it.",
         (read_id, "Read", {"file_path": f"{_CWD}/src/billing/{module}.py"}),
     )
-    yield w.result(read_id, _filler_source(rng, f"src/billing/{module}.py", 24))
+    yield w.result(read_id, _filler_source(rng, f"src/billing/{module}.py", 52))
     test_id = f"toolu_test_{step:04d}"
     yield w.assistant(
         "",
         (test_id, "Bash", {"command": f"pytest tests/test_{module}.py -q", "description": "tests"}),
     )
-    yield w.result(test_id, _filler_output(rng, 30) + f"\n30 passed in {rng.randint(2, 9)}.1s")
+    yield w.result(test_id, _filler_output(rng, 64) + f"\n64 passed in {rng.randint(2, 9)}.1s")
 
 
 def demo_events(session: str = SESSION_ID) -> Iterator[str]:
@@ -198,7 +198,7 @@ def demo_events(session: str = SESSION_ID) -> Iterator[str]:
         "imported nowhere; it used a fixed one-second window.",
         extra={"status": "completed"},
     )
-    for step in range(2, 6):
+    for step in range(2, 5):
         yield from _routine(w, rng, step)
     yield w.assistant(
         "I'll use a token bucket rather than a sliding window, because bursts of twenty requests "
@@ -228,7 +228,7 @@ def demo_events(session: str = SESSION_ID) -> Iterator[str]:
         ),
     )
     yield w.result(todo_id, "Todos have been modified successfully.")
-    for step in range(6, 10):
+    for step in range(5, 8):
         yield from _routine(w, rng, step)
     edit_id = "toolu_edit_0001"
     yield w.assistant(
@@ -254,16 +254,16 @@ def demo_events(session: str = SESSION_ID) -> Iterator[str]:
         "Connection refused\n1 error in 0.4s",
         error=True,
     )
-    for step in range(10, 14):
+    for step in range(8, 11):
         yield from _routine(w, rng, step)
     yield w.assistant(
         "The root cause of the flaky refill test was clock skew between the two pods, up to 400 ms, "
         "so refill now uses the database clock."
     )
-    for step in range(14, 20):
+    for step in range(11, 17):
         yield from _routine(w, rng, step)
     yield w.user("Looks good. Please also make the limit configurable per tenant.")
-    for step in range(20, 22):
+    for step in range(17, 19):
         yield from _routine(w, rng, step)
     yield w.assistant(
         "I am halfway through the tenant override parser: the YAML schema is done, the lookup "

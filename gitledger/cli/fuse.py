@@ -1,0 +1,398 @@
+"""``gitledger fuse``: save a session's task line before compaction and restore it after.
+
+As hooks (``--hook``, or ``save`` with no ``--transcript``) the commands read the agent's JSON
+payload on stdin and never break the agent: whatever goes wrong, they exit 0 and say so in one
+line on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from ._common import actor_of, errors, json_option, one_line, open_ledger, print_json
+
+if TYPE_CHECKING:
+    from ..ledger import Ledger
+
+AGENTS = ("claude", "codex", "gemini")
+
+
+def _payload(use_stdin: bool) -> dict[str, Any]:
+    from ..fuse import read_hook_payload
+
+    if not use_stdin or sys.stdin is None or sys.stdin.isatty():
+        return {}
+    try:
+        raw = sys.stdin.buffer.read(1 << 20).decode("utf-8", errors="replace")
+    except (OSError, ValueError):
+        return {}
+    return read_hook_payload(raw)
+
+
+def _hook_ledger(ctx: click.Context, cwd: str | None) -> Ledger:
+    from ..ledger import Ledger
+
+    obj = ctx.find_root().obj or {}
+    if obj.get("ledger_path"):
+        return Ledger.open(Path(obj["ledger_path"]), actor=actor_of(ctx), create=True)
+    folder = Path(cwd) if cwd and Path(cwd).is_dir() else None
+    return Ledger.open_for_hook(folder, actor=actor_of(ctx))
+
+
+def _hook_note(action: str, message: str) -> None:
+    sys.stderr.write(f"gitledger fuse {action}: {one_line(message, 300)}\n")
+
+
+@click.group("fuse")
+def fuse_group() -> None:
+    """Keep a session's task line across compaction (Claude Code, Codex, Gemini CLI).
+
+    Before the agent compacts, 'fuse save' commits a snapshot of the transcript's task line (goal,
+    open items, constraints, decisions, pitfalls, sub-agent results, recent requests, where it
+    left off, files) to refs/gitledger/fuse/<session>; after, 'fuse restore' puts it back under a
+    byte budget. 'fuse setup --write' installs both as hooks.
+    """
+
+
+@fuse_group.command("save")
+@click.option(
+    "--transcript", type=click.Path(dir_okay=False, path_type=Path), help="Transcript file (JSONL)."
+)
+@click.option(
+    "--session", help="Session id (default: the hook payload's session_id, or the file name)."
+)
+@click.option(
+    "--trigger", help="Why it was saved: auto, manual … (default: the payload's, else manual)."
+)
+@click.option(
+    "--hook", is_flag=True, help="Read the hook payload on stdin and never fail the agent."
+)
+@json_option
+@click.pass_context
+def save_cmd(
+    ctx: click.Context,
+    transcript: Path | None,
+    session: str | None,
+    trigger: str | None,
+    hook: bool,
+    as_json: bool,
+) -> None:
+    """Snapshot a transcript's task line and commit it (the PreCompact hook).
+
+    By hand: gitledger fuse save --transcript PATH --session ID. As a hook it reads
+    {session_id, transcript_path, cwd, trigger} on stdin.
+    """
+    from .. import fuse
+    from ..errors import LedgerError, NotFound
+
+    hook = hook or transcript is None
+    payload = _payload(hook)
+    path = transcript or (
+        Path(payload["transcript_path"]) if payload.get("transcript_path") else None
+    )
+    session = session or payload.get("session_id") or (path.stem if path else None)
+    trigger = trigger or payload.get("trigger") or ("auto" if hook and payload else "manual")
+    if hook:
+        try:
+            if path is None or not session:
+                _hook_note(
+                    "save", "no transcript_path or session_id in the hook payload; nothing saved"
+                )
+                return
+            ledger = _hook_ledger(ctx, payload.get("cwd"))
+            saved = fuse.save(ledger, str(session), path, trigger=str(trigger), actor=actor_of(ctx))
+        except (LedgerError, OSError, ValueError) as exc:
+            _hook_note("save", f"{exc}; nothing saved (the agent goes on)")
+            return
+        except Exception as exc:  # noqa: BLE001 - a hook must never break the agent
+            _hook_note("save", f"unexpected {type(exc).__name__}: {exc}; nothing saved")
+            return
+        stats = saved.snapshot.stats
+        if stats.get("missing"):
+            _hook_note("save", f"transcript {path} is missing; saved the previous task line again")
+        elif stats.get("skipped") or stats.get("cut_last_line") or stats.get("non_utf8_lines"):
+            _hook_note(
+                "save",
+                f"saved {saved.commit[:12]}; skipped {stats.get('skipped', 0)} lines"
+                f"{', cut last line' if stats.get('cut_last_line') else ''}"
+                f"{', ' + str(stats['non_utf8_lines']) + ' non-UTF-8 lines' if stats.get('non_utf8_lines') else ''}",
+            )
+        if as_json:
+            print_json(saved.to_dict())
+        return
+    with errors(as_json):
+        assert path is not None
+        if not path.is_file():
+            raise NotFound(f"Transcript {path} not found. Pass the JSONL file of the session.")
+        ledger = open_ledger(ctx, create=True)
+        saved = fuse.save(ledger, str(session), path, trigger=str(trigger), actor=actor_of(ctx))
+    if as_json:
+        print_json(saved.to_dict())
+        return
+    snap = saved.snapshot
+    click.echo(
+        f"Saved {saved.commit[:12]} on refs/gitledger/fuse/{saved.session}: "
+        f"{len(snap.open_items)} open items, {len(snap.constraints)} constraints, "
+        f"{len(snap.decisions)} decisions, {len(snap.files_edited)} files "
+        f"({snap.stats.get('events', 0)} events, {snap.stats.get('skipped', 0)} lines skipped)."
+    )
+    click.echo(f"Restore it: gitledger fuse restore --session {saved.session} --plain")
+
+
+@fuse_group.command("restore")
+@click.option("--session", help="Session id (default: the hook payload's, else the newest saved).")
+@click.option(
+    "--budget",
+    type=int,
+    default=None,
+    help="Bytes of text, 300 to 9,500 (default 6,000; Claude Code caps hook context at 10,000).",
+)
+@click.option("--plain", is_flag=True, help="Print the text instead of the hook's JSON.")
+@click.option(
+    "--hook", is_flag=True, help="Read the hook payload on stdin and never fail the agent."
+)
+@json_option
+@click.pass_context
+def restore_cmd(
+    ctx: click.Context,
+    session: str | None,
+    budget: int | None,
+    plain: bool,
+    hook: bool,
+    as_json: bool,
+) -> None:
+    """Print a saved task line (the SessionStart hook, source compact or resume).
+
+    Prints {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": …}};
+    --plain prints the text alone.
+    """
+    from .. import fuse
+    from ..errors import LedgerError
+
+    budget = fuse.DEFAULT_BUDGET if budget is None else budget
+    if hook:
+        payload = _payload(True)
+        session = session or payload.get("session_id")
+        try:
+            if not session:
+                _hook_note("restore", "no session_id in the hook payload; nothing restored")
+                return
+            ledger = _hook_ledger(ctx, payload.get("cwd"))
+            if fuse.load(ledger, str(session)) is None:
+                return  # nothing saved for this session: nothing to say
+            text, _ = fuse.restore_text(ledger, str(session), budget)
+        except (LedgerError, OSError, ValueError) as exc:
+            _hook_note("restore", f"{exc}; nothing restored (the agent goes on)")
+            return
+        except Exception as exc:  # noqa: BLE001 - a hook must never break the agent
+            _hook_note("restore", f"unexpected {type(exc).__name__}: {exc}; nothing restored")
+            return
+        click.echo(text if plain else fuse.session_start_output(text))
+        return
+    with errors(as_json):
+        fuse.check_budget(budget)
+        if session is not None:
+            fuse.check_session(session)
+        ledger = open_ledger(ctx)
+        text, saved = fuse.restore_text(ledger, session, budget)
+    if as_json:
+        print_json(
+            {
+                "session": saved.session,
+                "commit": saved.commit,
+                "budget": budget,
+                "bytes": len(text.encode()),
+                "text": text,
+            }
+        )
+    elif plain:
+        click.echo(text)
+    else:
+        click.echo(fuse.session_start_output(text))
+
+
+@fuse_group.command("setup")
+@click.option(
+    "--agent",
+    type=click.Choice(AGENTS),
+    default="claude",
+    show_default=True,
+    help="Whose settings to change.",
+)
+@click.option(
+    "--project", is_flag=True, help="This project's settings instead of your user settings."
+)
+@click.option("--write", is_flag=True, help="Write the change (default: only show it as a diff).")
+@click.option("--uninstall", is_flag=True, help="Remove the fuse's hooks, and nothing else.")
+@click.option(
+    "--settings",
+    "settings_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The settings file to change (default: the agent's own).",
+)
+@json_option
+def setup_cmd(
+    agent: str,
+    project: bool,
+    write: bool,
+    uninstall: bool,
+    settings_file: Path | None,
+    as_json: bool,
+) -> None:
+    """Install the fuse as hooks: PreCompact saves, SessionStart (compact, resume) restores.
+
+    Shows the merged settings as a diff and writes nothing without --write. Every other hook and
+    setting is kept; running it twice changes nothing; the old file is kept as <file>.bak.
+    """
+    from .. import fuse
+
+    with errors(as_json):
+        plan = fuse.setup_plan(
+            agent, project=Path.cwd() if project else None, uninstall=uninstall, path=settings_file
+        )
+        backup = fuse.apply_setup(plan) if write else None
+    if as_json:
+        print_json(
+            {
+                **plan.to_dict(),
+                "written": bool(write and plan.changed),
+                "backup": str(backup) if backup else None,
+            }
+        )
+        return
+    if not plan.changed:
+        state = "not installed" if uninstall else "already installed"
+        click.echo(f"Nothing to change: the fuse hooks are {state} in {plan.path}.")
+        return
+    click.echo(plan.diff(), nl=False)
+    if write:
+        click.echo(f"Wrote {plan.path}" + (f" (the old file is {backup})." if backup else "."))
+    else:
+        click.echo("Nothing written. Run again with --write to apply this change.")
+
+
+@fuse_group.command("status")
+@click.option("--session", help="One session's saves (default: every session, newest first).")
+@click.option("--limit", type=int, default=20, show_default=True, help="Rows to show.")
+@json_option
+@click.pass_context
+def status_cmd(ctx: click.Context, session: str | None, limit: int, as_json: bool) -> None:
+    """List saved snapshots and their sizes."""
+    from .. import fuse
+
+    with errors(as_json):
+        ledger = open_ledger(ctx)
+        if session:
+            saves = fuse.history(ledger, session, limit=limit)
+            rows = [
+                {
+                    "session": s.session,
+                    "commit": s.commit,
+                    "trigger": s.trigger,
+                    "time": s.time,
+                    "bytes": s.bytes,
+                    "restore_bytes": len(s.text.encode()),
+                    "goal": s.snapshot.goal,
+                    "task": s.snapshot.task_id,
+                }
+                for s in saves
+            ]
+        else:
+            rows = []
+            for name, _tip in fuse.sessions(ledger)[:limit]:
+                saved = fuse.load(ledger, name)
+                if saved is None:
+                    continue
+                rows.append(
+                    {
+                        "session": name,
+                        "commit": saved.commit,
+                        "trigger": saved.trigger,
+                        "time": saved.time,
+                        "bytes": saved.bytes,
+                        "restore_bytes": len(saved.text.encode()),
+                        "goal": saved.snapshot.goal,
+                        "task": saved.snapshot.task_id,
+                    }
+                )
+    if as_json:
+        print_json(rows)
+        return
+    if not rows:
+        click.echo("No fuse snapshots yet. Install the hooks with 'gitledger fuse setup --write'.")
+        return
+    for row in rows:
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["time"]))
+        click.echo(
+            f"{row['commit'][:10]}  {when}  {one_line(row['session'], 36):36}  "
+            f"{row['trigger'] or '-':7} {row['bytes']:>7} B  {one_line(row['goal'], 50)}"
+        )
+
+
+@fuse_group.command("link")
+@click.argument("task")
+@click.option(
+    "--session",
+    envvar="GITLEDGER_SESSION",
+    required=True,
+    help="The session to tie (env GITLEDGER_SESSION).",
+)
+@json_option
+@click.pass_context
+def link_cmd(ctx: click.Context, task: str, session: str, as_json: bool) -> None:
+    """Tie a session to a ledger task: its restores include the task's required state."""
+    from .. import fuse
+
+    with errors(as_json):
+        fuse.check_session(session)
+        ledger = open_ledger(ctx)
+        saved = fuse.link(ledger, session, task, actor=actor_of(ctx))
+    if as_json:
+        print_json({"session": session, "task": saved.link, "commit": saved.commit})
+    else:
+        click.echo(f"Session {session} now works on task {saved.link}.")
+
+
+@fuse_group.command("demo")
+@click.option(
+    "--keep", type=click.Path(file_okay=False, path_type=Path), help="Keep the files here."
+)
+@json_option
+def demo_cmd(keep: Path | None, as_json: bool) -> None:
+    """Reproduce the fuse offline on a generated session with 14 probe facts.
+
+    Writes a synthetic Claude Code session (~185 KB, ~95 messages) in which each probe fact appears
+    once, saves it into a throwaway ledger, restores it at 600 to 9,500 bytes and counts the probe
+    facts each restore still carries.
+    """
+    import tempfile
+
+    from ..fuse import run_demo
+
+    with errors(as_json):
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=True)
+            result = run_demo(keep)
+        else:
+            with tempfile.TemporaryDirectory(prefix="gitledger-fuse-demo-") as tmp:
+                result = run_demo(Path(tmp))
+    if as_json:
+        print_json(result)
+        return
+    click.echo(
+        f"Synthetic session: {result['transcript_bytes'] / 1000:.0f} KB, {result['messages']} "
+        f"messages, {result['probes']} probe facts. Save: {result['save_ms']:.0f} ms."
+    )
+    click.echo(f"{'budget':>7}  {'bytes':>6}  {'probes kept':>11}  {'render ms':>9}  missing")
+    for row in result["budgets"]:
+        click.echo(
+            f"{row['budget']:>7}  {row['bytes']:>6}  {row['kept']:>8}/{result['probes']}  "
+            f"{row['render_ms']:>9.1f}  {', '.join(row['missing']) or '-'}"
+        )
+    if keep is not None:
+        click.echo(f"Files kept in {keep}")

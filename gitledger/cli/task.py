@@ -229,8 +229,10 @@ def show_cmd(ctx: click.Context, task_id: str, at: int | None, as_json: bool) ->
 @click.option("--owner", help="Only tasks owned by this owner.")
 @click.option("--label", help="Only tasks with this label.")
 @click.option("--parent", help="Only children of this task.")
-@click.option("--limit", type=click.IntRange(min=0), default=50, show_default=True)
-@click.option("--offset", type=click.IntRange(min=0), default=0)
+@click.option(
+    "--limit", type=click.IntRange(min=0), default=50, show_default=True, help="At most this many."
+)
+@click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many first.")
 @json_option
 @click.pass_context
 def list_cmd(
@@ -281,7 +283,9 @@ def ready_cmd(ctx: click.Context, limit: int, as_json: bool) -> None:
 
 @task_group.command("search")
 @click.argument("query", nargs=-1, required=True)
-@click.option("--limit", type=click.IntRange(min=0), default=20, show_default=True)
+@click.option(
+    "--limit", type=click.IntRange(min=0), default=20, show_default=True, help="At most this many."
+)
 @json_option
 @click.pass_context
 def search_cmd(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool) -> None:

@@ -1,0 +1,73 @@
+"""gitledger: a task ledger for AI coding agents, kept in Git.
+
+The public API is what ``__all__`` lists. Names are imported on first use (PEP 562), so
+``import gitledger`` stays cheap for hooks and the CLI pays only for what a command touches::
+
+    from gitledger import Ledger
+
+    ledger = Ledger.init()                       # or Ledger.open()
+    task = ledger.create("Ship the release", criteria="Tests pass")
+    ledger.update(task.id, status="active", next="Run final tests", expect_version=1)
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from . import errors as _errors  # no dependencies: cheap to import eagerly
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    # core
+    "Ledger": "gitledger.ledger",
+    "Version": "gitledger.ledger",
+    "Change": "gitledger.ledger",
+    "VerifyReport": "gitledger.ledger",
+    "Task": "gitledger.model",
+    "Entry": "gitledger.model",
+    "Evidence": "gitledger.model",
+    "STATUSES": "gitledger.model",
+    "criteria_hash": "gitledger.model",
+}
+
+# Every error class is public: callers catch them by name.
+_EXPORTS.update({name: "gitledger.errors" for name in _errors.__all__})
+
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gitledger' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # for type checkers: the names above, statically
+    from .errors import (  # noqa: F401
+        AmbiguousId,
+        ClaimConflict,
+        Conflict,
+        CorruptRecord,
+        GateRefused,
+        IdempotencyConflict,
+        InvalidInput,
+        LedgerError,
+        NoLedger,
+        NotFound,
+        RemoteError,
+        StorageError,
+        TaskNotFound,
+        VersionConflict,
+        VersionNotFound,
+    )
+    from .ledger import Change, Ledger, VerifyReport, Version  # noqa: F401
+    from .model import STATUSES, Entry, Evidence, Task, criteria_hash  # noqa: F401

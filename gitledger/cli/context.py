@@ -1,0 +1,104 @@
+"""``gitledger task context`` and ``gitledger prime``: budgeted handoffs on the command line."""
+
+from __future__ import annotations
+
+import click
+
+from ._common import errors, json_option, open_ledger, print_json
+
+UNIT_CHOICE = click.Choice(["bytes", "tokens"])
+
+
+@click.command("context")
+@click.argument("task_id")
+@click.argument("budget_arg", metavar="[BUDGET]", type=int, required=False)
+@click.option(
+    "--budget",
+    type=int,
+    default=None,
+    help="At most this many bytes or tokens (default 2048). Same as the BUDGET argument.",
+)
+@click.option(
+    "--unit",
+    type=UNIT_CHOICE,
+    default="bytes",
+    show_default=True,
+    help="Count UTF-8 bytes, or cl100k_base tokens.",
+)
+@json_option
+@click.pass_context
+def context_cmd(
+    ctx: click.Context,
+    task_id: str,
+    budget_arg: int | None,
+    budget: int | None,
+    unit: str,
+    as_json: bool,
+) -> None:
+    """Print TASK_ID's handoff for the next agent, within BUDGET bytes (or --unit tokens).
+
+    Required state (id, version, status, goal, criteria, next action, blocker, owner, parent and
+    dependencies) always fits or the command fails naming the smallest budget that does. Then
+    decisions, evidence, related tasks and notes, by priority; the last line lists what was
+    omitted. 'gitledger task context ID 2048' and '--budget 2048' are the same.
+    """
+    from ..context import DEFAULT_BUDGET, task_context
+
+    if budget_arg is not None and budget is not None and budget_arg != budget:
+        raise click.UsageError(
+            f"Two budgets given ({budget_arg} and --budget {budget}); pass just one."
+        )
+    chosen = budget if budget is not None else budget_arg
+    with errors(as_json):
+        handoff = task_context(
+            open_ledger(ctx),
+            task_id,
+            budget=DEFAULT_BUDGET if chosen is None else chosen,
+            unit=unit,
+        )
+    if as_json:
+        print_json(handoff.to_dict())
+    else:
+        click.echo(handoff.text, nl=False)
+
+
+@click.command("prime")
+@click.option(
+    "--budget",
+    type=int,
+    default=None,
+    help="At most this many bytes or tokens (default 2000).",
+)
+@click.option(
+    "--unit",
+    type=UNIT_CHOICE,
+    default="bytes",
+    show_default=True,
+    help="Count UTF-8 bytes, or cl100k_base tokens.",
+)
+@json_option
+@click.pass_context
+def prime_cmd(ctx: click.Context, budget: int | None, unit: str, as_json: bool) -> None:
+    """Print the session-start digest: active and claimed tasks, the top of the ready queue,
+    recent decisions, and how to call the ledger.
+
+    Made for a SessionStart hook: with no ledger here it prints one line saying how to start one
+    and exits 0.
+    """
+    from ..context import NO_LEDGER_LINE, PRIME_BUDGET, prime
+    from ..errors import NoLedger
+
+    with errors(as_json):
+        try:
+            ledger = open_ledger(ctx)
+        except NoLedger:
+            if as_json:
+                print_json({"ledger": None, "text": NO_LEDGER_LINE + "\n"})
+            else:
+                click.echo(NO_LEDGER_LINE)
+            return
+        digest = prime(ledger, budget=PRIME_BUDGET if budget is None else budget, unit=unit)
+    if as_json:
+        print_json({"ledger": str(ledger.path), **digest.to_dict()})
+    else:
+        click.echo(digest.text, nl=False)

@@ -384,17 +384,14 @@ def git_identity(start: Path | None) -> tuple[str, str] | None:
     if env_name and env_email:
         return env_name, env_email
     try:
-        if start is not None:
-            found = pygit2.discover_repository(str(start))
-            if found:
-                config = pygit2.Repository(found).config
-            else:
-                config = pygit2.Config.get_global_config()
-        else:
-            config = pygit2.Config.get_global_config()
-        return config["user.name"], config["user.email"]
+        found = pygit2.discover_repository(str(start)) if start is not None else None
+        config: pygit2.Config = (
+            pygit2.Repository(found).config if found else pygit2.Config.get_global_config()
+        )
+        name, email = config["user.name"], config["user.email"]
     except (KeyError, OSError, pygit2.GitError):
         return None
+    return (str(name), str(email)) if name and email else None
 
 
 def commit_exists(project_dir: Path, rev: str) -> bool:

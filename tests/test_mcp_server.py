@@ -1,0 +1,425 @@
+"""The MCP server through the SDK's own client over stdio: a real server process on a real ledger."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from gitledger import mcp_server
+
+T = TypeVar("T")
+TOOL_NAME = r"^[A-Za-z0-9_-]{1,64}$"
+
+
+def run(make: Callable[[], Awaitable[T]]) -> T:
+    return asyncio.run(make())  # type: ignore[arg-type]
+
+
+@contextlib.asynccontextmanager
+async def connect(env: dict[str, str] | None = None) -> AsyncIterator[Any]:
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "gitledger", "mcp"],
+        env={**os.environ, **(env or {})},
+    )
+    async with Client(params, read_timeout_seconds=60) as client:
+        yield client
+
+
+async def call(client: Any, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A tool call that must succeed; its structured result."""
+    result = await client.call_tool(name, args or {})
+    assert not result.is_error, (name, result.structured_content)
+    assert json.loads(result.content[0].text) == result.structured_content
+    return result.structured_content  # type: ignore[no-any-return]
+
+
+async def fail(client: Any, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A tool call that must come back as a tool error; its error object."""
+    result = await client.call_tool(name, args or {})
+    assert result.is_error, (name, result.structured_content)
+    error = result.structured_content
+    assert set(error) >= {"error", "message"}
+    assert json.loads(result.content[0].text) == error
+    return error  # type: ignore[no-any-return]
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """The real CLI as another process."""
+    return subprocess.run(
+        [sys.executable, "-m", "gitledger", *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=120,
+    )
+
+
+def cli_error(*args: str) -> dict[str, Any]:
+    """What the CLI prints on stderr for the same failure with --json."""
+    proc = run_cli(*args, "--json")
+    assert proc.returncode != 0, proc.stdout
+    return json.loads(proc.stderr.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def test_tools_list_schemas_are_valid_and_small(ledger: Any) -> None:
+    async def go() -> list[Any]:
+        async with connect() as client:
+            return list((await client.list_tools()).tools)
+
+    tools = run(go)
+    names = [t.name for t in tools]
+    assert len(names) == len(set(names))
+    assert {
+        "task_create",
+        "task_update",
+        "task_show",
+        "task_list",
+        "task_inbox",
+        "task_ready",
+        "task_search",
+        "task_history",
+        "task_children",
+        "task_claim",
+        "verify",
+    } <= set(names)
+    assert set(names) == {t.name for t in mcp_server.available_tools()}
+    for tool in tools:
+        assert __import__("re").match(TOOL_NAME, tool.name)
+        assert tool.description and len(tool.description) > 10
+        schema = tool.input_schema
+        Draft202012Validator.check_schema(schema)
+        assert schema["type"] == "object"
+        assert schema["additionalProperties"] is False
+        assert set(schema.get("required", [])) <= set(schema["properties"])
+        for name, prop in schema["properties"].items():
+            assert prop.get("description"), (tool.name, name)
+            assert "type" in prop, (tool.name, name)
+        assert tool.annotations is not None and tool.annotations.read_only_hint is not None
+    by_name = {t.name: t for t in tools}
+    update = by_name["task_update"].input_schema
+    assert update["required"] == ["id"]
+    assert update["properties"]["status"]["enum"] == [
+        "open",
+        "active",
+        "blocked",
+        "done",
+        "cancelled",
+    ]
+    assert update["properties"]["expect_version"]["type"] == "integer"
+    assert by_name["task_create"].input_schema["required"] == ["goal"]
+    assert by_name["task_show"].annotations.read_only_hint is True
+    assert by_name["task_update"].annotations.read_only_hint is False
+
+
+def test_tools_list_fits_the_token_budget() -> None:
+    tokens = pytest.importorskip("gitledger.tokens")
+    text = mcp_server.tools_list_json()
+    assert tokens.count(text) < 4000
+
+
+def test_every_tool_on_a_real_ledger(ledger: Any, tmp_path: Path) -> None:
+    called: set[str] = set()
+
+    async def go() -> None:
+        async with connect() as client:
+            listed = {t.name for t in (await client.list_tools()).tools}
+
+            async def c(name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+                called.add(name)
+                return await call(client, name, args)
+
+            parent = await c("task_create", {"goal": "Ship the parser", "priority": 1})
+            dep = await c("task_create", {"goal": "Write the grammar", "labels": ["parser"]})
+            child = await c(
+                "task_create",
+                {
+                    "goal": "Parse numbers",
+                    "criteria": "pytest tests/test_numbers.py passes",
+                    "parent": parent["short_id"],
+                    "dependencies": [dep["id"]],
+                    "next": "Write the failing test",
+                    "labels": "parser",  # a lone string where a list is expected is forgiven
+                },
+            )
+            assert child["version"] == 1 and child["parent"] == parent["id"]
+            assert child["labels"] == ["parser"] and "clock" not in child
+
+            updated = await c(
+                "task_update",
+                {
+                    "id": child["id"],
+                    "expect_version": 1,
+                    "notes": ["numbers may have a sign"],
+                    "decisions": ["Use a hand-written lexer because the grammar is tiny"],
+                    "next": "Handle exponents",
+                },
+            )
+            assert updated["version"] == 2 and updated["next"] == "Handle exponents"
+            old = await c("task_show", {"id": child["short_id"], "at": 1})
+            assert old["version"] == 1 and old["next"] == "Write the failing test"
+            assert (await c("task_show", {"id": child["id"]}))["version"] == 2
+
+            listed_tasks = await c("task_list", {"status": ["open"], "label": "parser"})
+            assert {t["id"] for t in listed_tasks["tasks"]} == {dep["id"], child["id"]}
+            assert (await c("task_list", {"limit": 1}))["tasks"][0]["id"] == child["id"]
+            inbox = await c("task_inbox", {"limit": 10})
+            assert len(inbox["tasks"]) == 3
+            ready = await c("task_ready", {})
+            assert [t["id"] for t in ready["tasks"]] == [parent["id"], dep["id"]]
+            found = await c("task_search", {"query": "hand-written lexer"})
+            assert [t["id"] for t in found["tasks"]] == [child["id"]]
+            history = await c("task_history", {"id": child["id"]})
+            assert [v["version"] for v in history["versions"]] == [2, 1]
+            kids = await c("task_children", {"id": parent["id"]})
+            assert [t["id"] for t in kids["tasks"]] == [child["id"]]
+            claimed = await c("task_claim", {"id": dep["id"]})
+            assert claimed["status"] == "active" and claimed["owner"] == "Test Person"
+            done = await c(
+                "task_update",
+                {
+                    "id": dep["id"],
+                    "criteria": "grammar file exists",
+                    "decisions": ["Criteria written down late, it is small"],
+                },
+            )
+            done = await c(
+                "task_update",
+                {"id": dep["id"], "status": "done", "evidence": ["grammar.ebnf committed"]},
+            )
+            assert done["status"] == "done"
+            report = await c("verify", {})
+            assert report["ok"] is True and report["tasks"] == 3
+
+            if "task_context" in listed:
+                handoff = await c("task_context", {"id": child["id"], "budget": 4096})
+                assert "Parse numbers" in handoff["text"] and handoff["size"] <= 4096
+                small = await c(
+                    "task_context", {"id": child["id"], "unit": "tokens", "budget": 400}
+                )
+                assert small["unit"] == "tokens"
+            if "prime" in listed:
+                digest = await c("prime", {"budget": 2000})
+                assert "Parse numbers" in digest["text"]
+            if "backup" in listed:
+                remote = tmp_path / "backup.git"
+                await c("backup", {"remote": str(remote)})
+                assert remote.exists()
+                await c("sync", {"remote": str(remote)})
+                await c("restore", {"source": str(remote)})
+
+            assert called == listed, listed - called
+
+    run(go)
+
+
+def test_errors_carry_the_cli_kind_and_message(ledger: Any) -> None:
+    task = ledger.create("Fix the flaky test", criteria="ten green runs")
+    # Enough tasks that two share a first character (32 letters in the id alphabet).
+    others = [ledger.create(f"filler {i}") for i in range(40)]
+    firsts = [t.id[0] for t in [task, *others]]
+    shared = next(ch for ch in firsts if firsts.count(ch) > 1)
+    claimed = run_cli("--actor", "Other Agent", "task", "claim", others[0].id)
+    assert claimed.returncode == 0, claimed.stderr
+
+    async def go() -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        async with connect() as client:
+            out["unknown_tool"] = await fail(client, "task_delete", {"id": task.id})
+            out["missing"] = await fail(client, "task_update", {"status": "done"})
+            out["wrong_type"] = await fail(client, "task_show", {"id": task.id, "at": "one"})
+            out["extra"] = await fail(client, "task_show", {"id": task.id, "colour": "red"})
+            out["enum"] = await fail(client, "task_update", {"id": task.id, "status": "finished"})
+            out["priority"] = await fail(client, "task_create", {"goal": "x", "priority": 9})
+            out["not_found"] = await fail(client, "task_show", {"id": "zzzzzzzz"})
+            out["ambiguous"] = await fail(client, "task_show", {"id": shared})
+            out["conflict"] = await fail(
+                client, "task_update", {"id": task.id, "expect_version": 7, "notes": ["x"]}
+            )
+            out["gate"] = await fail(client, "task_update", {"id": task.id, "status": "done"})
+            out["claim"] = await fail(client, "task_claim", {"id": others[0].id})
+            out["nothing"] = await fail(client, "task_update", {"id": task.id})
+            out["blank"] = await fail(client, "task_create", {"goal": "   "})
+            out["search"] = await fail(client, "task_search", {"query": "  "})
+            out["history"] = await fail(client, "task_history", {"id": "!!"})
+            listed = {t.name for t in (await client.list_tools()).tools}
+            if "task_context" in listed:
+                out["budget"] = await fail(client, "task_context", {"id": task.id, "budget": 10})
+            # Nothing above changed the task.
+            assert (await call(client, "task_show", {"id": task.id}))["version"] == 1
+        return out
+
+    out = run(go)
+    for key in ("unknown_tool", "missing", "wrong_type", "extra", "enum", "priority"):
+        assert out[key]["error"] == "invalid_input", (key, out[key])
+    assert "task_show" in out["unknown_tool"]["message"]  # names the tools there are
+    assert "'id' is a required property" in out["missing"]["message"]
+    assert "colour" in out["extra"]["message"] and "Arguments it takes" in out["extra"]["message"]
+    assert "finished" in out["enum"]["message"]
+    assert out["not_found"]["error"] == "task_not_found"
+    assert out["ambiguous"]["error"] == "ambiguous_id" and len(out["ambiguous"]["candidates"]) > 1
+    assert out["conflict"]["error"] == "version_conflict"
+    assert (out["conflict"]["expected"], out["conflict"]["actual"]) == (7, 1)
+    assert out["gate"]["error"] == "gate_refused"
+    assert out["claim"]["error"] == "claim_conflict"
+    assert out["nothing"]["error"] == "invalid_input"
+    assert out["blank"]["error"] == "invalid_input"
+    assert out["search"]["error"] == "invalid_input"
+    assert out["history"]["error"] == "task_not_found"
+    if "budget" in out:
+        assert out["budget"]["error"] in ("budget_too_small", "invalid_input")
+        assert out["budget"] == cli_error("task", "context", task.id, "--budget", "10")
+
+    # The same failures through the CLI: the same kind and the same message.
+    assert out["not_found"] == cli_error("task", "show", "zzzzzzzz")
+    assert out["ambiguous"] == cli_error("task", "show", shared)
+    assert out["conflict"] == cli_error(
+        "task", "update", task.id, "--expect-version", "7", "--note", "x"
+    )
+    assert out["gate"] == cli_error("task", "update", task.id, "--status", "done")
+    assert out["claim"] == cli_error("task", "claim", others[0].id)
+
+
+def test_no_ledger_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:
+    missing = tmp_path / "nowhere"
+
+    async def go() -> tuple[dict[str, Any], dict[str, Any]]:
+        async with connect({"GITLEDGER_DIR": str(missing)}) as client:
+            first = await fail(client, "task_list", {})
+            # Created meanwhile by someone else: the next call finds it.
+            proc = subprocess.run(
+                [sys.executable, "-m", "gitledger", "init"],
+                env={**os.environ, "GITLEDGER_DIR": str(missing)},
+                capture_output=True,
+                text=True,
+            )
+            assert proc.returncode == 0, proc.stderr
+            second = await call(client, "task_list", {})
+        return first, second
+
+    first, second = run(go)
+    assert first["error"] == "no_ledger" and "gitledger init" in first["message"]
+    assert second == {"tasks": []}
+
+
+def test_concurrent_calls_lose_nothing(ledger: Any) -> None:
+    task = ledger.create("Collect notes")
+
+    async def go() -> dict[str, Any]:
+        async with connect() as client:
+            writes = [
+                client.call_tool("task_update", {"id": task.id, "notes": [f"note {i}"]})
+                for i in range(20)
+            ]
+            reads = [client.call_tool("task_show", {"id": task.id}) for _ in range(20)]
+            results = await asyncio.gather(*writes, *reads)
+            assert not any(r.is_error for r in results), [
+                r.structured_content for r in results if r.is_error
+            ]
+            versions = sorted(r.structured_content["version"] for r in results[:20])
+            assert versions == list(range(2, 22))  # every write its own version
+            return await call(client, "task_show", {"id": task.id})
+
+    final = run(go)
+    assert final["version"] == 21
+    assert sorted(n["text"] for n in final["notes"]) == sorted(f"note {i}" for i in range(20))
+
+
+def test_writes_by_other_processes_are_seen_by_the_next_call(ledger: Any) -> None:
+    task = ledger.create("Keep the line", criteria="all seen")
+
+    async def go() -> None:
+        async with connect() as client:
+            first = await call(client, "task_show", {"id": task.id})
+            assert first["version"] == 1
+            proc = run_cli("task", "update", task.id, "--next", "from the CLI", "--json")
+            assert proc.returncode == 0, proc.stderr
+            second = await call(client, "task_show", {"id": task.id})
+            assert second["version"] == 2 and second["next"] == "from the CLI"
+            # A write based on the old version is refused, not lost.
+            stale = await fail(
+                client, "task_update", {"id": task.id, "expect_version": 1, "next": "stale"}
+            )
+            assert stale["error"] == "version_conflict"
+            # A task created by another process is listed and found.
+            made = run_cli("task", "create", "Brand new from elsewhere", "--json")
+            assert made.returncode == 0, made.stderr
+            new_id = json.loads(made.stdout)["id"]
+            found = await call(client, "task_search", {"query": "elsewhere"})
+            assert [t["id"] for t in found["tasks"]] == [new_id]
+            inbox = await call(client, "task_inbox", {})
+            assert new_id in {t["id"] for t in inbox["tasks"]}
+
+    run(go)
+
+
+def test_mcp_and_cli_writers_racing_lose_no_update(ledger: Any) -> None:
+    task = ledger.create("Race")
+
+    async def go() -> dict[str, Any]:
+        async with connect() as client:
+            cli = [
+                asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "gitledger", "task", "update", task.id,
+                    "--note", f"cli {i}",
+                    stdout=asyncio.subprocess.DEVNULL,
+                    stderr=asyncio.subprocess.PIPE,
+                )
+                for i in range(4)
+            ]  # fmt: skip
+            procs = await asyncio.gather(*cli)
+            mcp_calls = [
+                client.call_tool("task_update", {"id": task.id, "notes": [f"mcp {i}"]})
+                for i in range(8)
+            ]
+            results = await asyncio.gather(*mcp_calls)
+            for proc in procs:
+                _, err = await proc.communicate()
+                assert proc.returncode == 0, err
+            assert not any(r.is_error for r in results)
+            return await call(client, "task_show", {"id": task.id})
+
+    final = run(go)
+    assert final["version"] == 13
+    assert len(final["notes"]) == 12
+
+
+def test_context_resource(ledger: Any) -> None:
+    task = ledger.create("Read me as a resource", criteria="it reads")
+
+    async def go() -> tuple[Any, Any, str]:
+        from mcp.shared.exceptions import MCPError
+
+        async with connect() as client:
+            templates = await client.list_resource_templates()
+            result = await client.read_resource(f"gitledger://task/{task.id[:8]}/context")
+            with pytest.raises(MCPError) as caught:
+                await client.read_resource("gitledger://task/zzzzzzzz/context")
+            return templates, result, str(caught.value)
+
+    templates, result, missing = run(go)
+    assert [t.uri_template for t in templates.resource_templates] == [mcp_server.CONTEXT_URI]
+    text = result.contents[0].text
+    assert "Read me as a resource" in text and task.id in text
+    assert "zzzzzzzz" in missing
+
+
+def test_in_process_call_matches_the_schema_checks(ledger: Any) -> None:
+    srv = mcp_server.Server()
+    result, is_error = srv.call("task_create", {"goal": "direct"})
+    assert not is_error and result["goal"] == "direct"
+    result, is_error = srv.call("task_create", {"goal": 5})
+    assert is_error and result["error"] == "invalid_input"
+    assert "argument 'goal'" in result["message"]

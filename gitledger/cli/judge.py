@@ -43,7 +43,8 @@ def _existing_ledger(ctx: click.Context) -> Ledger | None:
 
     explicit = (ctx.find_root().obj or {}).get("ledger_path")
     if explicit:
-        return Ledger.open(Path(explicit))
+        path = Path(explicit)
+        return Ledger.open(path) if (path / "HEAD").exists() else None
     location = paths.discover()
     if location is None or not (location.path / "HEAD").exists():
         return None

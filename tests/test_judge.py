@@ -1,0 +1,420 @@
+"""The step judge: each rule on small fixtures, the gate (floor, hysteresis, compaction), the
+transcript adapter and `gitledger judge step` as users and hooks run it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import run_cli
+
+from gitledger import judge
+from gitledger.cli import cli
+from gitledger.judge import NEXT, SAME, Call, Message, Step, StepContext
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "fixtures" / "judge"))
+from build import Transcript  # noqa: E402
+from build import bash as t_bash  # noqa: E402
+from build import edit as t_edit  # noqa: E402
+from build import read as t_read  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "judge"
+REQUEST = Message("user", "Fix issues 1 to 4 from ISSUES.md, one commit each.")
+
+
+def said(text: str, *calls: Call) -> Message:
+    return Message("assistant", text, calls)
+
+
+def edit(path: str) -> Call:
+    return Call("Edit", {"file_path": path, "old_string": "a", "new_string": "b"})
+
+
+def commit(message: str = "Issue 1") -> Call:
+    return Call("Bash", {"command": f"git commit -qam '{message}'"})
+
+
+def rules(history: list[Message], text: str, *calls: Call) -> judge.Verdict:
+    return judge.judge_rules([REQUEST, *history], Step(text, calls))
+
+
+# --- rule 1: asking or proposing is SAME -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Issue 1 passes. Should I move on to issue 2?",
+        "Issue 1 is done. Would you like me to start issue 2 now?",
+        "Issue 1 passes. I could also refactor the lexer if you'd like.",
+        "Issue 1 passes, now issue 2. Let me know if the API change is fine.",
+    ],
+)
+def test_asking_or_proposing_is_same(text: str) -> None:
+    verdict = rules([said("Starting with issue 1.")], text, Call("Read", {"file_path": "x"}))
+    assert verdict.decision == SAME
+    assert verdict.rule == "asks"
+
+
+def test_ask_user_question_tool_is_same() -> None:
+    verdict = rules([], "Issue 1 done. Now issue 2.", Call("AskUserQuestion", {"questions": []}))
+    assert verdict.decision == SAME and verdict.rule == "asks"
+
+
+# --- rule 2: a finished piece and a move to another is NEXT ------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Issue 1 passes. Now issue 2.",
+        "Issue 1 is done: all five tests pass. On to Issue 2 (the lexer).",
+        "Issue 1 is committed. Issue 2: the lexer drops escapes.",
+        "Issue 1's tests pass. Committing, then moving on to issue 2.",
+        "Task 1 confirmed: answer.txt has the number. Moving to task 2.",
+        "Clean. Issue 2: the lexer.",
+        "第 1 个问题已经提交，开始第 2 个。",
+        "Issue 1 passes; I'm committing 1 and starting 2.",
+    ],
+)
+def test_finish_and_move_on_is_next(text: str) -> None:
+    verdict = rules([said("Starting with issue 1.", edit("a.py"))], text, bash_call())
+    assert verdict.decision == NEXT, verdict
+    assert verdict.rule == "moves-on"
+
+
+def bash_call(command: str = "pytest -q") -> Call:
+    return Call("Bash", {"command": command})
+
+
+def test_starting_the_next_piece_right_after_a_commit_is_next() -> None:
+    history = [said("Now issue 1.", edit("a.py")), said("", commit("Issue 1"))]
+    verdict = rules(history, "Issue 2 is the biggest, so I'm reading its tests first.", bash_call())
+    assert verdict.decision == NEXT and verdict.rule == "starts-next"
+
+
+def test_starting_the_next_piece_right_after_saying_done_is_next() -> None:
+    history = [said("Now issue 1.", edit("a.py")), said("Issue 1 done.", bash_call())]
+    verdict = rules(history, "Issue 2: the lexer.", bash_call("cat lexer.py"))
+    assert verdict.decision == NEXT
+
+
+def test_a_new_piece_after_silent_work_is_same() -> None:
+    # The commit closed issue 1, but files were changed since without a word: issue 2 had
+    # already begun, and this step is inside it.
+    history = [
+        said("Now issue 1.", edit("a.py")),
+        said("", commit("Issue 1")),
+        said("", edit("b.py")),
+    ]
+    verdict = rules(history, "Issue 2 needs an import in b.py. Adding it.", edit("b.py"))
+    assert verdict.decision == SAME
+
+
+def test_naming_the_piece_in_hand_again_is_same() -> None:
+    history = [said("Issue 1 passes. Now issue 2.", bash_call()), said("", edit("b.py"))]
+    verdict = rules(history, "Status: issue 1 is done; I'm on issue 2.", bash_call())
+    assert verdict.decision == SAME
+
+
+def test_a_move_announced_for_later_is_same() -> None:
+    history = [said("Now issue 1.", edit("a.py"))]
+    text = "Issue 1 passes. I'll run the full suite before moving on to issue 2."
+    verdict = rules(history, text, bash_call())
+    assert verdict.decision == SAME
+    assert verdict.unsure  # a piece finished: the model judge may be asked
+
+
+def test_the_last_piece_finishing_is_same() -> None:
+    history = [said("Issue 3 passes. Now issue 4.", edit("d.py"))]
+    verdict = rules(
+        history, "Issue 4 passes, so all four are done. Final full-suite run.", bash_call()
+    )
+    assert verdict.decision == SAME
+
+
+def test_a_failing_piece_is_not_finished() -> None:
+    history = [said("Now issue 1.", edit("a.py"))]
+    verdict = rules(
+        history, "Issue 1 still fails on Windows paths. Now the path helper.", bash_call()
+    )
+    assert verdict.decision == SAME
+
+
+def test_work_inside_a_piece_is_same_and_sure() -> None:
+    verdict = rules([said("Now issue 1.")], "The parser drops the escape. Fixing it.", edit("a.py"))
+    assert verdict.decision == SAME and not verdict.unsure
+
+
+# --- rule 3: the task list ---------------------------------------------------------------
+
+
+def task_create(subject: str) -> Call:
+    return Call("TaskCreate", {"subject": subject, "description": subject})
+
+
+def task_update(task: str, status: str) -> Call:
+    return Call("TaskUpdate", {"taskId": task, "status": status})
+
+
+def test_task_list_item_completed_while_the_next_starts_is_next() -> None:
+    history = [
+        said("", task_create("parser"), task_create("lexer"), task_update("1", "in_progress"))
+    ]
+    verdict = rules(
+        history,
+        "Updating the list.",
+        task_update("1", "completed"),
+        task_update("2", "in_progress"),
+    )
+    assert verdict.decision == NEXT and verdict.rule == "task-list"
+
+
+def test_task_list_item_completed_alone_is_same() -> None:
+    history = [
+        said("", task_create("parser"), task_create("lexer"), task_update("1", "in_progress"))
+    ]
+    verdict = rules(history, "Marking the parser task complete.", task_update("1", "completed"))
+    assert verdict.decision == SAME
+
+
+def test_todowrite_handover_is_next() -> None:
+    def todos(first: str, second: str) -> Call:
+        return Call(
+            "TodoWrite",
+            {
+                "todos": [
+                    {"content": "Fix parser", "status": first, "activeForm": "Fixing parser"},
+                    {"content": "Fix lexer", "status": second, "activeForm": "Fixing lexer"},
+                ]
+            },
+        )
+
+    history = [said("", todos("in_progress", "pending"))]
+    assert rules(history, "Parser fixed.", todos("completed", "in_progress")).decision == NEXT
+    assert rules(history, "Parser fixed.", todos("completed", "pending")).decision == SAME
+
+
+# --- reading calls -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ("cat a.py | head -5", "read"),
+        ("git status && git diff", "read"),
+        ("sed -n 1,20p a.py", "read"),
+        ("sed -i s/a/b/ a.py", "write"),
+        ("echo x > a.py", "write"),
+        ("pytest -q 2>&1 | tail -3", "other"),
+        ("git add -A && git commit -m 'Issue 1'", "commit"),
+        ("python3 - <<'E'\nopen('a').write('b')\nE", "write"),
+    ],
+)
+def test_bash_commands_are_classified(command: str, kind: str) -> None:
+    assert judge._kind(Call("Bash", {"command": command})) == kind
+
+
+# --- the gate ----------------------------------------------------------------------------
+
+
+def ctx(**overrides: object) -> StepContext:
+    base: dict[str, object] = {
+        "history": (REQUEST, said("Now issue 1.", edit("a.py"))),
+        "step": Step("Issue 1 passes. Now issue 2.", (bash_call(),)),
+        "context_tokens": 100_000,
+        "window": 200_000,
+    }
+    base.update(overrides)
+    return StepContext(**base)  # type: ignore[arg-type]
+
+
+def test_a_step_past_the_floor_is_judged() -> None:
+    verdict = judge.judge_step(ctx())
+    assert verdict.judged and verdict.decision == NEXT and verdict.fill == 50.0
+
+
+@pytest.mark.parametrize(
+    ("overrides", "rule"),
+    [
+        ({"first_in_turn": True}, "first-step"),
+        ({"step": Step("", (bash_call(),))}, "no-text"),
+        ({"ends_turn": True}, "end-of-turn"),
+        ({"context_tokens": 60_000}, "below-floor"),
+        ({"context_tokens": None}, "no-usage"),
+        ({"after_compaction": True, "work_since_compaction": False}, "after-compaction"),
+    ],
+)
+def test_not_judged(overrides: dict[str, object], rule: str) -> None:
+    verdict = judge.judge_step(ctx(**overrides))
+    assert not verdict.judged and verdict.decision == SAME and verdict.rule == rule
+
+
+def test_floor_zero_judges_regardless_of_fill() -> None:
+    assert judge.judge_step(ctx(context_tokens=None), floor=0).decision == NEXT
+    assert judge.judge_step(ctx(context_tokens=1_000), floor=0).decision == NEXT
+
+
+def test_floor_boundaries() -> None:
+    assert not judge.judge_step(ctx(context_tokens=69_999), floor=35).judged
+    assert judge.judge_step(ctx(context_tokens=70_000), floor=35).judged
+    assert not judge.judge_step(ctx(context_tokens=100_000), floor=60).judged
+
+
+def test_hysteresis_after_a_compaction_that_left_the_context_above_the_floor() -> None:
+    # The compaction left 50% (above the 35% floor): judging waits for 55%.
+    after = {
+        "after_compaction": True,
+        "work_since_compaction": True,
+        "post_compaction_tokens": 100_000,
+    }
+    assert not judge.judge_step(ctx(context_tokens=108_000, **after)).judged
+    assert judge.judge_step(ctx(context_tokens=110_000, **after)).judged
+    # A compaction that went below the floor leaves the floor where it was.
+    low = {**after, "post_compaction_tokens": 40_000}
+    assert judge.judge_step(ctx(context_tokens=71_000, **low)).judged
+
+
+def test_after_compaction_work_reopens_judging() -> None:
+    verdict = judge.judge_step(ctx(after_compaction=True, work_since_compaction=True))
+    assert verdict.judged
+
+
+# --- transcripts -------------------------------------------------------------------------
+
+
+def test_contexts_from_a_claude_code_transcript(tmp_path: Path) -> None:
+    from gitledger.transcripts import read_events
+
+    t = Transcript().user("Fix issues 1 and 2.")
+    t.step("Starting with issue 1.", t_read("a.py"), tokens=80_000)
+    t.step("", t_edit("a.py"), tokens=81_000)
+    t.step("", ("Task", {"description": "helper"}), sidechain=True)
+    t.step("Issue 1 passes. Now issue 2.", t_bash("git commit -qam 'Issue 1'"), tokens=82_000)
+    t.step("Both are done.", tokens=83_000, results=False)
+    contexts = judge.contexts_from_events(read_events(t.write(tmp_path / "t.jsonl")))
+    assert [c.step.text for c in contexts] == [
+        "Starting with issue 1.",
+        "",
+        "Issue 1 passes. Now issue 2.",
+        "Both are done.",
+    ]
+    first, _, boundary, last = contexts
+    assert first.first_in_turn and not boundary.first_in_turn
+    assert [c.name for c in first.step.calls] == ["Read"]
+    assert boundary.context_tokens == 82_000 and boundary.window == 200_000
+    assert last.ends_turn and not boundary.ends_turn
+    assert all(m.text != "TOOL-OUTPUT-NEVER-READ" for m in boundary.history)
+    assert judge.judge_step(boundary).decision == NEXT
+    assert not judge.judge_step(last).judged
+
+
+def test_a_compaction_starts_a_new_history(tmp_path: Path) -> None:
+    contexts = judge.contexts_from_events(
+        __import__("gitledger.transcripts", fromlist=["read_events"]).read_events(
+            FIXTURES / "compacted.jsonl"
+        )
+    )
+    last = contexts[-1]
+    assert last.after_compaction and not last.work_since_compaction
+    assert last.history[0].role == "summary"
+    assert last.post_compaction_tokens == 30_000
+
+
+def test_a_session_past_200k_tokens_has_a_1m_window(tmp_path: Path) -> None:
+    t = Transcript().user("Go.")
+    t.step("", t_read("a"), tokens=250_000)
+    t.step("Reading on.", t_read("b"), tokens=400_000)
+    context = judge.last_step_context(t.write(tmp_path / "big.jsonl"))
+    assert context is not None and context.window == 1_000_000 and context.fill == 40.0
+
+
+# --- the command ---------------------------------------------------------------------------
+
+
+def invoke(*args: str, input: str | None = None) -> object:
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+def test_step_command_on_a_transcript() -> None:
+    result = invoke("judge", "step", "--transcript", str(FIXTURES / "boundary.jsonl"))
+    assert result.exit_code == 0  # type: ignore[attr-defined]
+    assert result.output.startswith("NEXT: ")  # type: ignore[attr-defined]
+    result = invoke("judge", "step", "--transcript", str(FIXTURES / "mid_piece.jsonl"), "--json")
+    data = json.loads(result.output)  # type: ignore[attr-defined]
+    assert data["decision"] == "SAME" and data["judged"] is True and data["by"] == "rules"
+
+
+def test_step_command_floor_option() -> None:
+    path = str(FIXTURES / "boundary.jsonl")  # the boundary step is at 45%
+    data = json.loads(
+        invoke("judge", "step", "--transcript", path, "--floor", "50", "--json").output
+    )  # type: ignore[attr-defined]
+    assert data["judged"] is False and data["rule"] == "below-floor"
+    data = json.loads(
+        invoke("judge", "step", "--transcript", path, "--floor", "0", "--json").output
+    )  # type: ignore[attr-defined]
+    assert data["decision"] == "NEXT"
+
+
+def test_step_command_reads_a_hook_payload_as_a_subprocess() -> None:
+    payload = {"session_id": "s1", "transcript_path": str(FIXTURES / "boundary.jsonl")}
+    result = run_cli("judge", "step", "--json", input=json.dumps(payload))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["decision"] == "NEXT"
+
+
+def test_step_command_judges_a_step_handed_over_by_the_hook() -> None:
+    payload = {
+        "transcript_path": str(FIXTURES / "mid_piece.jsonl"),
+        "step": {
+            "text": "Issue 2 passes. Now issue 3.",
+            "calls": [{"name": "Bash", "input": {"command": "pytest -q"}}],
+            "context_tokens": 120_000,
+        },
+    }
+    result = invoke("judge", "step", "--json", input=json.dumps(payload))
+    data = json.loads(result.output)  # type: ignore[attr-defined]
+    assert data["decision"] == "NEXT" and data["fill"] == 60.0
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        ((), "not json", "not JSON"),
+        ((), "[1, 2]", "JSON object"),
+        ((), "{}", "Nothing to judge"),
+        (("--transcript", "/nonexistent/t.jsonl"), None, "No transcript"),
+        ((), '{"step": "text"}', "must be an object"),
+        ((), '{"step": {"text": "x", "calls": [{"input": {}}]}}', "needs a string 'name'"),
+    ],
+)
+def test_step_command_refuses_bad_input(
+    args: tuple[str, ...], stdin: str | None, message: str
+) -> None:
+    result = run_cli("judge", "step", *args, input=stdin)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert result.stdout == ""
+
+
+def test_step_command_with_the_judge_disabled(ledger: object) -> None:
+    assert invoke("judge", "config", "enabled=false").exit_code == 0  # type: ignore[attr-defined]
+    result = invoke("judge", "step", "--transcript", str(FIXTURES / "boundary.jsonl"), "--json")
+    data = json.loads(result.output)  # type: ignore[attr-defined]
+    assert data["decision"] == "SAME" and data["rule"] == "off" and not data["judged"]
+
+
+def test_step_command_environment_switch(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GITLEDGER_JUDGE", "0")
+    result = invoke("judge", "step", "--transcript", str(FIXTURES / "boundary.jsonl"))
+    assert "disabled" in result.output  # type: ignore[attr-defined]
+
+
+def test_every_judge_command_has_help() -> None:
+    for name in ("step", "turn", "status", "config"):
+        result = invoke("judge", name, "--help")
+        assert result.exit_code == 0 and "--json" in result.output  # type: ignore[attr-defined]

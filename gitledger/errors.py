@@ -19,6 +19,7 @@ turns them into ``StorageError`` (or a more specific subclass) with ``raise ... 
     │   └── ClaimConflict        another claimant already holds the task
     ├── StorageError             Git could not read or write (corruption, permissions, locks)
     │   └── CorruptRecord        a commit that is not a valid task record
+    ├── MissingTool              an optional external program is not installed (Graphviz's dot)
     └── RemoteError              a push or fetch failed (the remote refused, vanished, lied)
         └── RemoteMoved (exit 3) the remote has work this ledger lacks: run 'gitledger sync'
 """
@@ -155,6 +156,10 @@ class BudgetTooSmall(InvalidInput):
         }
 
 
+class MissingTool(LedgerError):
+    kind = "missing_tool"
+
+
 __all__ = [
     "AmbiguousId",
     "BudgetTooSmall",
@@ -165,6 +170,7 @@ __all__ = [
     "IdempotencyConflict",
     "InvalidInput",
     "LedgerError",
+    "MissingTool",
     "NoLedger",
     "NotFound",
     "RemoteError",

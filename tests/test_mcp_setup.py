@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,8 @@ from click.testing import CliRunner
 
 from gitledger.cli import cli
 from gitledger.mcp_server import read_only_tool_names
+
+tomllib = pytest.importorskip("tomllib")  # Python 3.11+: the checks below read TOML
 
 
 @pytest.fixture

@@ -199,6 +199,18 @@ def _is_ours(header: str) -> bool:
     return name == prefix or name.startswith(prefix + ".")
 
 
+def _toml_parser() -> Any:
+    """``tomllib`` (Python 3.11+), else ``tomli`` if installed, else None (no check possible)."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ModuleNotFoundError:
+            return None
+    return tomllib
+
+
 def merge_toml_config(before: str | None, where: Path, tables: str) -> str:
     """``before`` with gitledger's ``[mcp_servers.gitledger…]`` tables replaced by ``tables``.
 
@@ -206,13 +218,12 @@ def merge_toml_config(before: str | None, where: Path, tables: str) -> str:
     to the next header) are cut out and the new ones put where the first of them was, or at the
     end. Other tables, comments and formatting stay as they were.
     """
-    import tomllib
-
+    parser = _toml_parser()
     text = before or ""
-    if text.strip():
+    if parser is not None and text.strip():
         try:
-            tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+            parser.loads(text)
+        except parser.TOMLDecodeError as exc:
             raise InvalidInput(f"{where} is not valid TOML ({exc}); fix it by hand first.") from exc
     kept: list[str] = []
     insert_at: int | None = None
@@ -235,9 +246,10 @@ def merge_toml_config(before: str | None, where: Path, tables: str) -> str:
     else:
         head, tail = "".join(kept[:insert_at]), "".join(kept[insert_at:])
         after = head + tables + ("\n" + tail if tail.strip() else "")
-    if before is not None and tomllib.loads(after) == tomllib.loads(before):
-        return before
-    tomllib.loads(after)  # never write a file Codex could not read
+    if before is not None and parser is not None and parser.loads(after) == parser.loads(before):
+        return before  # already set up: leave the file byte for byte
+    if parser is not None:
+        parser.loads(after)  # never write a file Codex could not read
     return after
 
 

@@ -1,0 +1,534 @@
+"""Kill gitledger writers with SIGKILL at random moments, race 16 writers, and count what was lost.
+
+    python benchmarks/kill_harness.py kills [--kills 500] [--seed N] [--fsync-share 0.25] [--json FILE]
+    python benchmarks/kill_harness.py race [--workers 16] [--tasks 50] [--ops 40] [--json FILE]
+
+``kills``: each round starts ``gitledger task create`` (a third with ``--idempotency-key``) or
+``gitledger task update ID --note TOKEN`` as a real process and kills it with SIGKILL, at a moment
+picked one of three ways:
+
+- ``random``: uniformly within 1.1x the command's measured duration (mostly start-up);
+- ``late``:   within 0.8x to 1.1x of it (the ledger work and the write);
+- ``lock``:   the instant a ``<ref>.lock`` file shows up in the task refs directory (the write).
+
+A process that printed its result and exited 0 acknowledged its write. Afterwards: ``verify``
+must pass; every acknowledged create and note must be there, exactly once; unacknowledged writes
+may be there or not, never twice; every keyed create retried after its kill must give one task;
+and the next command must work. Stale ``<ref>.lock`` files left by a kill are counted, and so is
+whether the next write got past them and whether ``gitledger repair`` removed them.
+
+``race``: ``--workers`` processes (each a Python process using the gitledger API, so that each
+operation is one write and not one interpreter start-up) add notes to and claim ``--tasks``
+tasks at once; a tenth of the tasks are claim targets that every worker tries to claim. Then: no
+acknowledged note missing or doubled, exactly one winner per claim, the owner is the winner, and
+``verify`` passes.
+
+Both print their figures (attempts, acknowledgements, kills, writes lost, failures, peak child
+memory) and with ``--json`` write them. ``tests/test_reliability.py`` runs both small.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import random
+import resource
+import secrets
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+GL = [sys.executable, "-m", "gitledger"]
+TASKS_DIR = Path("refs") / "gitledger" / "tasks"
+MODES = ("random", "late", "lock")
+
+
+@dataclass
+class Attempt:
+    n: int
+    op: str  # "create", "create-keyed" or "update"
+    token: str
+    mode: str
+    fsync: bool
+    target: str | None = None
+    killed: bool = False
+    acked: bool = False
+    returncode: int | None = None
+    printed_id: str | None = None
+    error: str | None = None
+    stale_locks_after: int = 0
+
+
+@dataclass
+class KillReport:
+    kills_requested: int
+    attempts: int = 0
+    kills: int = 0
+    acked: int = 0
+    acked_after_kill_signal: int = 0  # finished just before the signal landed
+    lost: int = 0  # acknowledged but missing: must be 0
+    duplicated: int = 0  # a token stored twice: must be 0
+    unacked_landed: int = 0  # killed after the write, before the acknowledgement (allowed)
+    unacked_absent: int = 0
+    keyed_retries: int = 0
+    keyed_duplicates: int = 0  # a keyed create that gave two tasks when retried: must be 0
+    failures_without_kill: int = 0  # a command that was not killed and still failed
+    failure_messages: list[str] = field(default_factory=list)
+    stale_locks_seen: int = 0  # kills after which a <ref>.lock was left behind
+    stale_locks_at_end: int = 0
+    repair_removed: int = 0
+    temp_objects_left: int = 0
+    verify_ok: bool = False
+    verify_problems: list[str] = field(default_factory=list)
+    next_command_ok: bool = False
+    by_mode: dict[str, dict[str, int]] = field(default_factory=dict)
+    median_command_ms: float = 0.0
+    peak_child_rss_mb: float = 0.0
+    seconds: float = 0.0
+
+
+def _env(ledger: Path, fsync: bool = False, actor: str = "killer") -> dict[str, str]:
+    env = dict(os.environ)
+    env["GITLEDGER_DIR"] = str(ledger)
+    env["GITLEDGER_ACTOR"] = actor
+    env.pop("GITLEDGER_FSYNC", None)
+    if fsync:
+        env["GITLEDGER_FSYNC"] = "1"
+    return env
+
+
+def gitledger(
+    ledger: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*GL, *args],
+        env=env or _env(ledger),
+        cwd=ledger.parent,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def ref_locks(ledger: Path) -> list[Path]:
+    return sorted(p for p in (ledger / "refs").rglob("*.lock"))
+
+
+def temp_objects(ledger: Path) -> int:
+    return sum(1 for p in (ledger / "objects").rglob("*") if p.is_file() and "tmp" in p.name)
+
+
+def _argv(attempt: Attempt) -> list[str]:
+    if attempt.op == "update":
+        assert attempt.target is not None
+        return [*GL, "task", "update", attempt.target, "--note", attempt.token, "--json"]
+    argv = [*GL, "task", "create", f"kill harness {attempt.token}", "--json"]
+    if attempt.op == "create-keyed":
+        argv += ["--idempotency-key", attempt.token]
+    return argv
+
+
+def _wait_for_lock(proc: subprocess.Popen[bytes], where: Path, target: str | None, limit: float):
+    """Poll until a ref lock appears (then return at once), the process ends, or ``limit``."""
+    deadline = time.monotonic() + limit
+    specific = where / f"{target}.lock" if target else None
+    while time.monotonic() < deadline and proc.poll() is None:
+        if specific is not None:
+            if specific.exists():
+                return
+        else:
+            try:
+                with os.scandir(where) as entries:
+                    if any(e.name.endswith(".lock") for e in entries):
+                        return
+            except FileNotFoundError:
+                pass
+
+
+def run_one(attempt: Attempt, ledger: Path, duration: float, rng: random.Random) -> None:
+    env = _env(ledger, attempt.fsync)
+    proc = subprocess.Popen(
+        _argv(attempt), env=env, cwd=ledger.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    if attempt.mode == "random":
+        delay = rng.uniform(0, 1.1 * duration)
+    elif attempt.mode == "late":
+        delay = rng.uniform(0.8 * duration, 1.1 * duration)
+    else:
+        delay = 0.0
+        _wait_for_lock(proc, ledger / TASKS_DIR, attempt.target, 3 * duration)
+    if delay:
+        try:
+            proc.wait(timeout=delay)
+        except subprocess.TimeoutExpired:
+            pass
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGKILL)
+        attempt.killed = True
+    out, err = proc.communicate()
+    attempt.returncode = proc.returncode
+    if proc.returncode == 0:
+        try:
+            data = json.loads(out)
+            attempt.printed_id = data["id"]
+            attempt.acked = True
+        except (ValueError, KeyError):
+            attempt.error = "exit 0 without a JSON task on stdout"
+    elif not attempt.killed or proc.returncode != -signal.SIGKILL:
+        attempt.error = err.decode("utf-8", "replace").strip()[-400:]
+
+
+def measure_duration(ledger: Path, target: str, runs: int = 3) -> float:
+    times = []
+    for i in range(runs):
+        start = time.perf_counter()
+        gitledger(ledger, "task", "update", target, "--note", f"warm-up {i}")
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def run_kills(
+    ledger: Path,
+    kills: int,
+    *,
+    seed: int = 0,
+    fsync_share: float = 0.25,
+    targets: int = 4,
+    parallel: int = 2,
+    progress: bool = False,
+) -> tuple[KillReport, list[Attempt]]:
+    from gitledger.ledger import Ledger
+
+    started = time.perf_counter()
+    led = Ledger.open(ledger, create=True, actor="killer")
+    target_ids = [led.create(f"kill target {i}").id for i in range(targets * parallel)]
+    duration = measure_duration(ledger, target_ids[0])
+    report = KillReport(kills_requested=kills, median_command_ms=round(duration * 1000, 1))
+    attempts: list[Attempt] = []
+    guard = threading.Lock()
+    numbers = itertools.count(1)
+
+    def worker(index: int) -> None:
+        # Each worker owns its update targets, so a lock file on one of them after its own
+        # attempt ended can only be that attempt's.
+        rng = random.Random(seed * 100 + index)
+        mine = target_ids[index * targets : (index + 1) * targets]
+        while True:
+            with guard:
+                if report.kills >= kills:
+                    return
+                n = next(numbers)
+            op = rng.choice(("create", "create-keyed", "update", "update"))
+            attempt = Attempt(
+                n=n,
+                op=op,
+                token=f"tok-{n}-{secrets.token_hex(4)}",
+                mode=rng.choice(MODES),
+                fsync=rng.random() < fsync_share,
+                target=rng.choice(mine) if op == "update" else None,
+            )
+            run_one(attempt, ledger, duration, rng)
+            stale = attempt.target is not None and (ledger / TASKS_DIR / f"{attempt.target}.lock")
+            with guard:
+                attempts.append(attempt)
+                report.kills += attempt.killed
+                if attempt.killed and stale and stale.exists():
+                    report.stale_locks_seen += 1
+                if attempt.error and not attempt.killed:
+                    report.failures_without_kill += 1
+                    if len(report.failure_messages) < 5:
+                        report.failure_messages.append(f"#{n} {op}: {attempt.error}")
+                if progress and len(attempts) % 50 == 0:
+                    print(f"  {len(attempts)} attempts, {report.kills} kills", file=sys.stderr)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(parallel)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    attempts.sort(key=lambda a: a.n)
+    report.attempts = len(attempts)
+    check(ledger, attempts, report, target_ids)
+    report.peak_child_rss_mb = round(
+        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
+    )
+    report.seconds = round(time.perf_counter() - started, 1)
+    return report, attempts
+
+
+def check(ledger: Path, attempts: list[Attempt], report: KillReport, target_ids: list[str]) -> None:
+    """Everything acknowledged is there once; nothing is there twice; the ledger still works."""
+    from gitledger.ledger import Ledger
+
+    report.stale_locks_at_end = len(ref_locks(ledger))
+    report.temp_objects_left = temp_objects(ledger)
+    # The next command, before any repair: a write to every target and a new task.
+    next_ok = True
+    for target in target_ids:
+        proc = gitledger(ledger, "task", "update", target, "--note", f"after the kills {target}")
+        if proc.returncode != 0:
+            next_ok = False
+            report.failure_messages.append(f"next update of {target}: {proc.stderr.strip()[-300:]}")
+    proc = gitledger(ledger, "task", "create", "after the kills", "--json")
+    next_ok = next_ok and proc.returncode == 0
+    report.next_command_ok = next_ok
+    # Keyed creates that were not acknowledged: the caller would retry them with the same key.
+    for a in attempts:
+        if a.op == "create-keyed" and not a.acked:
+            report.keyed_retries += 1
+            retry = gitledger(
+                ledger,
+                "task",
+                "create",
+                f"kill harness {a.token}",
+                "--idempotency-key",
+                a.token,
+                "--json",
+            )
+            if retry.returncode != 0:
+                report.failure_messages.append(f"keyed retry {a.token}: {retry.stderr[-300:]}")
+    verify = gitledger(ledger, "verify", "--json")
+    try:
+        verdict = json.loads(verify.stdout)
+        report.verify_ok = verify.returncode == 0 and verdict["ok"]
+        report.verify_problems = [f"{p['ref']}: {p['message']}" for p in verdict["problems"]][:10]
+    except (ValueError, KeyError):
+        report.verify_ok = False
+        report.verify_problems = [verify.stderr.strip()[-300:]]
+
+    led = Ledger.open(ledger)
+    tasks = {t.id: t for t in led.tasks()}
+    goals = Counter(t.goal for t in tasks.values())
+    notes = Counter(e.text for t in tasks.values() for e in t.notes)
+    keyed = Counter(t.idempotency_key for t in tasks.values() if t.idempotency_key)
+    for a in attempts:
+        if a.op == "update":
+            count = notes[a.token]
+            landed = count > 0
+        else:
+            count = goals[f"kill harness {a.token}"]
+            landed = count > 0
+            if a.op == "create-keyed" and not a.acked:
+                # After its retry the key must name exactly one task.
+                report.keyed_duplicates += keyed[a.token] > 1
+                count = min(count, 1)
+        if a.acked:
+            report.acked += 1
+            report.acked_after_kill_signal += a.killed
+            ok = count == 1
+            if a.op != "update":
+                ok = ok and a.printed_id in tasks
+            else:
+                ok = ok and a.printed_id == a.target
+            report.lost += not ok and count == 0
+            report.duplicated += count > 1
+        else:
+            report.duplicated += count > 1
+            if a.op == "create-keyed":
+                landed = False  # a retry put it there; not a landed kill
+            report.unacked_landed += landed
+            report.unacked_absent += not landed and a.op != "create-keyed"
+        mode = report.by_mode.setdefault(
+            a.mode, {"attempts": 0, "kills": 0, "acked": 0, "unacked_landed": 0}
+        )
+        mode["attempts"] += 1
+        mode["kills"] += a.killed
+        mode["acked"] += a.acked
+        mode["unacked_landed"] += (not a.acked) and landed
+    if report.stale_locks_at_end:
+        repair = gitledger(ledger, "repair", "--older-than", "0", "--json")
+        if repair.returncode == 0:
+            report.repair_removed = len(json.loads(repair.stdout)["removed"])
+
+
+# --- the race ------------------------------------------------------------------------------------
+
+WORKER = r"""
+import json, random, sys
+from gitledger.errors import ClaimConflict
+from gitledger.ledger import Ledger
+ledger, worker, seed, ops = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+note_ids, claim_ids = json.loads(sys.stdin.read())
+rng = random.Random(seed)
+actor = f"worker-{worker}"
+led = Ledger.open(__import__("pathlib").Path(ledger), actor=actor)
+plan = [("claim", c) for c in claim_ids] + [("note", None)] * ops
+rng.shuffle(plan)
+for n, (kind, target) in enumerate(plan):
+    if kind == "claim":
+        try:
+            task = led.claim(target, actor=actor)
+            won = task.owner == actor
+        except ClaimConflict:
+            won = False
+        print(json.dumps({"op": "claim", "task": target, "won": won, "actor": actor}))
+    else:
+        target = rng.choice(note_ids + claim_ids)
+        token = f"w{worker}-n{n}"
+        led.update(target, notes=[token], actor=actor)
+        print(json.dumps({"op": "note", "task": target, "token": token}))
+    sys.stdout.flush()
+"""
+
+
+@dataclass
+class RaceReport:
+    workers: int
+    tasks: int
+    claim_tasks: int
+    ops_attempted: int = 0
+    notes_acked: int = 0
+    notes_lost: int = 0
+    notes_duplicated: int = 0
+    claims_attempted: int = 0
+    claims_won: int = 0
+    claim_tasks_without_one_winner: int = 0
+    owner_mismatches: int = 0
+    worker_failures: int = 0
+    failure_messages: list[str] = field(default_factory=list)
+    verify_ok: bool = False
+    seconds: float = 0.0
+    writes_per_second: float = 0.0
+    peak_child_rss_mb: float = 0.0
+
+
+def run_race(
+    ledger: Path, *, workers: int = 16, tasks: int = 50, ops: int = 40, seed: int = 0
+) -> RaceReport:
+    from gitledger.ledger import Ledger
+
+    led = Ledger.open(ledger, create=True, actor="setup")
+    ids = [led.create(f"race task {i}").id for i in range(tasks)]
+    n_claim = max(1, tasks // 10)
+    claim_ids, note_ids = ids[:n_claim], ids[n_claim:]
+    report = RaceReport(workers=workers, tasks=tasks, claim_tasks=n_claim)
+    env = _env(ledger)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH", "")]))
+    payload = json.dumps([note_ids, claim_ids])
+    started = time.perf_counter()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(ledger), str(w), str(seed * 1000 + w), str(ops)],
+            env=env,
+            cwd=ledger.parent,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(workers)
+    ]
+    # Hand every worker its plan only once all of them are up, so that they start together.
+    results: list[dict[str, Any]] = []
+    for proc in procs:
+        assert proc.stdin is not None
+        proc.stdin.write(payload)
+        proc.stdin.flush()
+        proc.stdin.close()
+        proc.stdin = None  # communicate() below must not touch the closed pipe
+    for w, proc in enumerate(procs):
+        out, err = proc.communicate(timeout=1800)
+        if proc.returncode != 0:
+            report.worker_failures += 1
+            report.failure_messages.append(f"worker {w}: {err.strip()[-400:]}")
+        results += [json.loads(line) for line in out.splitlines() if line.strip()]
+    report.seconds = round(time.perf_counter() - started, 2)
+    report.ops_attempted = workers * (ops + n_claim)
+
+    final = {t.id: t for t in Ledger.open(ledger).tasks()}
+    notes = Counter(e.text for t in final.values() for e in t.notes)
+    stored_in = {e.text: t.id for t in final.values() for e in t.notes}
+    acked_notes = [r for r in results if r["op"] == "note"]
+    report.notes_acked = len(acked_notes)
+    report.notes_lost = sum(1 for r in acked_notes if stored_in.get(r["token"]) != r["task"])
+    report.notes_duplicated = sum(1 for c in notes.values() if c > 1)
+    claims = [r for r in results if r["op"] == "claim"]
+    report.claims_attempted = len(claims)
+    winners: dict[str, list[str]] = {c: [] for c in claim_ids}
+    for r in claims:
+        if r["won"]:
+            winners[r["task"]].append(r["actor"])
+    report.claims_won = sum(len(v) for v in winners.values())
+    report.claim_tasks_without_one_winner = sum(1 for v in winners.values() if len(v) != 1)
+    report.owner_mismatches = sum(
+        1 for c, v in winners.items() if len(v) == 1 and final[c].owner != v[0]
+    )
+    writes = report.notes_acked + report.claims_won
+    report.writes_per_second = round(writes / report.seconds, 1) if report.seconds else 0.0
+    verify = gitledger(ledger, "verify", "--json")
+    report.verify_ok = verify.returncode == 0 and json.loads(verify.stdout)["ok"]
+    report.peak_child_rss_mb = round(
+        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
+    )
+    return report
+
+
+# --- command line ----------------------------------------------------------------------------
+
+
+def _print(title: str, data: dict[str, Any]) -> None:
+    print(title)
+    for key, value in data.items():
+        if isinstance(value, list) and not value:
+            continue
+        print(f"  {key:<32} {value}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="what", required=True)
+    k = sub.add_parser("kills", help="SIGKILL writers at random moments")
+    k.add_argument("--kills", type=int, default=500)
+    k.add_argument("--seed", type=int, default=1)
+    k.add_argument("--fsync-share", type=float, default=0.25)
+    k.add_argument("--parallel", type=int, default=2, help="attempts in flight at once")
+    k.add_argument("--json", dest="json_file", type=Path)
+    r = sub.add_parser("race", help="16 writers mixing notes and claims across 50 tasks")
+    r.add_argument("--workers", type=int, default=16)
+    r.add_argument("--tasks", type=int, default=50)
+    r.add_argument("--ops", type=int, default=40, help="note updates per worker")
+    r.add_argument("--seed", type=int, default=1)
+    r.add_argument("--json", dest="json_file", type=Path)
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(ROOT))
+    with tempfile.TemporaryDirectory(prefix="gitledger-kill-") as tmp:
+        ledger = Path(tmp) / "ledger"
+        if args.what == "kills":
+            report, _ = run_kills(
+                ledger,
+                args.kills,
+                seed=args.seed,
+                fsync_share=args.fsync_share,
+                parallel=args.parallel,
+                progress=True,
+            )
+            data = asdict(report)
+            _print("kill harness", data)
+            bad = report.lost or report.duplicated or report.keyed_duplicates
+            bad = bad or not report.verify_ok or not report.next_command_ok
+        else:
+            race = run_race(
+                ledger, workers=args.workers, tasks=args.tasks, ops=args.ops, seed=args.seed
+            )
+            data = asdict(race)
+            _print("race", data)
+            bad = race.notes_lost or race.notes_duplicated or race.claim_tasks_without_one_winner
+            bad = bad or race.owner_mismatches or race.worker_failures or not race.verify_ok
+    if args.json_file:
+        args.json_file.write_text(json.dumps(data, indent=2) + "\n")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

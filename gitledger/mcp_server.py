@@ -251,7 +251,16 @@ def _ready(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
 
 def _search(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
     led = srv.ledger()
-    return task_summaries(led, led.search(a["query"], a.get("limit", 20)))
+    limit = a.get("limit", 20)
+    search_hits = _optional("gitledger.index:search_hits")
+    if search_hits is None:
+        return task_summaries(led, led.search(a["query"], limit))
+    hits = search_hits(led, a["query"], limit)
+    out = task_summaries(led, [h.task for h in hits])
+    for row, hit in zip(out["tasks"], hits, strict=True):
+        if hit.snippet:
+            row["snippet"] = hit.snippet  # why it matched
+    return out
 
 
 def _children(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
@@ -370,8 +379,8 @@ CORE_TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         "task_search",
-        "Find tasks whose text holds every word of the query.",
-        {"query": _s("Words to find"), "limit": _LIMIT},
+        "Full-text search over all task text, best match first.",
+        {"query": _s('Words; "a phrase", prefix*, OR, NOT work'), "limit": _LIMIT},
         ("query",),
         _search,
     ),

@@ -505,7 +505,8 @@ class Extractor:
         if not self.first_request_seen and not bare_command:
             self.first_request_seen = True
             if not self.goal:
-                self.goal = flat[:ITEM_CHARS]
+                # a transcript that starts with a compaction summary: the summary's request wins
+                self.goal = self.summary_goal or flat[:ITEM_CHARS]
         elif _GOAL_CHANGE_RE.match(flat) and _norm(flat) != _norm(self.goal):
             if self.goal:
                 self.goal_history.append(self.goal)
@@ -1363,33 +1364,47 @@ def settings_path(agent: str, project: Path | None) -> Path:
     if agent == "gemini":
         return (project / ".gemini" if project else home / ".gemini") / "settings.json"
     if agent == "codex":
-        return (project / ".codex" if project else home / ".codex") / "hooks.json"
+        if project:
+            return project / ".codex" / "hooks.json"
+        return Path(os.environ.get("CODEX_HOME") or home / ".codex") / "hooks.json"
     raise InvalidInput(f"Unknown agent {agent!r}: use claude, codex or gemini.")
 
 
 def _hook_entries(agent: str) -> dict[str, list[dict[str, Any]]]:
     """The hook entries the fuse owns, per event, in the agent's settings schema."""
-    save_cmd = {"type": "command", "command": hook_command("save"), "timeout": 60}
-    restore_cmd = {"type": "command", "command": hook_command("restore"), "timeout": 30}
+    save_cmd: dict[str, Any] = {"type": "command", "command": hook_command("save"), "timeout": 60}
+    restore_cmd: dict[str, Any] = {
+        "type": "command",
+        "command": hook_command("restore"),
+        "timeout": 30,
+    }
     if agent == "claude":
         return {
             "PreCompact": [{"matcher": "", "hooks": [save_cmd]}],
-            "SessionStart": [
-                {"matcher": "compact", "hooks": [restore_cmd]},
-                {"matcher": "resume", "hooks": [restore_cmd]},
-            ],
+            "SessionStart": [{"matcher": "compact|resume", "hooks": [restore_cmd]}],
         }
     if agent == "gemini":
         # Gemini CLI: PreCompress before it compresses history, SessionStart (source resume).
+        save_cmd = {
+            "name": "gitledger-fuse-save",
+            "type": "command",
+            "command": save_cmd["command"],
+        }
+        restore_cmd = {
+            "name": "gitledger-fuse-restore",
+            "type": "command",
+            "command": restore_cmd["command"],
+        }
         return {
-            "PreCompress": [{"matcher": "", "hooks": [save_cmd]}],
+            "PreCompress": [{"hooks": [save_cmd]}],
             "SessionStart": [{"matcher": "resume", "hooks": [restore_cmd]}],
         }
     if agent == "codex":
-        # Codex has no pre-compaction event: save at each Stop, restore on SessionStart.
+        # Codex (hooks.json in CODEX_HOME) has PreCompact and SessionStart with Claude Code's
+        # payload shape. A SessionStart without a snapshot for its session prints nothing.
         return {
-            "Stop": [{"hooks": [save_cmd]}],
-            "SessionStart": [{"matcher": "resume", "hooks": [restore_cmd]}],
+            "PreCompact": [{"hooks": [save_cmd]}],
+            "SessionStart": [{"hooks": [restore_cmd]}],
         }
     raise InvalidInput(f"Unknown agent {agent!r}: use claude, codex or gemini.")
 

@@ -101,12 +101,20 @@ def judge_prompt(ctx: StepContext, budget: int = PROMPT_CHARS) -> str:
     texts = [m.text for m in assistant if m.text.strip()][-LATEST_MESSAGES:]
     calls = [touched(c) for m in assistant for c in m.calls][-LATEST_CALLS:]
 
-    def render(request_limit: int, message_limit: int, n_calls: int, n_tasks: int) -> str:
+    def render(
+        request_limit: int, message_limit: int, n_calls: int, n_tasks: int, n_middle: int
+    ) -> str:
         parts = ["## The person's requests"]
         whole = {0, *range(max(len(requests) - 3, 0), len(requests))}
+        middle = [i for i in range(len(requests)) if i not in whole]
+        shown = set(middle[-n_middle:]) if n_middle else set()
         for index, text in enumerate(requests):
-            body = _block(text, request_limit) if index in whole else _line(text)
-            parts.append(f"{index + 1}. {body}")
+            if index in whole:
+                parts.append(f"{index + 1}. {_block(text, request_limit)}")
+            elif index in shown:
+                parts.append(f"{index + 1}. {_line(text, 100 if n_middle < 10 else LINE_CHARS)}")
+            elif index == middle[0]:
+                parts.append(f"({len(middle) - len(shown)} earlier requests left out)")
         if len(parts) == 1:
             parts.append("(none in the current context)")
         parts.append("\n## The assistant's latest messages")
@@ -125,13 +133,13 @@ def judge_prompt(ctx: StepContext, budget: int = PROMPT_CHARS) -> str:
         return "\n".join(parts)
 
     # Shrink the generous parts first until the prompt fits.
-    for request_limit, message_limit, n_calls, n_tasks in (
-        (REQUEST_CHARS, MESSAGE_CHARS, LATEST_CALLS, 40),
-        (800, 300, 8, 25),
-        (400, 200, 5, 15),
-        (200, 120, 3, 8),
+    for request_limit, message_limit, n_calls, n_tasks, n_middle in (
+        (REQUEST_CHARS, MESSAGE_CHARS, LATEST_CALLS, 40, 30),
+        (800, 300, 8, 25, 15),
+        (400, 200, 5, 15, 8),
+        (200, 120, 3, 8, 3),
     ):
-        prompt = render(request_limit, message_limit, n_calls, n_tasks)
+        prompt = render(request_limit, message_limit, n_calls, n_tasks, n_middle)
         if len(prompt) <= budget:
             return prompt
     return prompt[: budget - 200] + "\n…\n## The step to judge\n" + _block(ctx.step.text, 150)

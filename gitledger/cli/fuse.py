@@ -175,8 +175,12 @@ def restore_cmd(
     from ..errors import LedgerError
 
     budget = fuse.DEFAULT_BUDGET if budget is None else budget
-    if hook:
+    payload: dict[str, Any] = {}
+    if hook or session is None:
+        # Run by a hook without --hook (the plugin does): a payload on stdin makes it a hook run.
         payload = _payload(True)
+        hook = hook or bool(payload.get("session_id"))
+    if hook:
         session = session or payload.get("session_id")
         try:
             if not session:

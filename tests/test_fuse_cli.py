@@ -1,0 +1,202 @@
+"""``gitledger fuse``: save, restore, status, link, demo, by hand and as hooks, in-process and as
+a subprocess. A hook never breaks the agent: exit 0 and one line on stderr."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from gitledger.cli import cli
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
+TRANSCRIPT = FIXTURES / "claude_2_1_session.jsonl"
+
+
+def run(*args: str, input: str | None = None) -> Any:
+    return CliRunner().invoke(cli, list(args), input=input, catch_exceptions=False)
+
+
+def payload(**values: Any) -> str:
+    base = {"hook_event_name": "PreCompact", "trigger": "auto"}
+    base.update(values)
+    return json.dumps(base)
+
+
+def test_save_and_restore_by_hand(isolated: Path) -> None:
+    saved = run("fuse", "save", "--transcript", str(TRANSCRIPT), "--session", "s1")
+    assert saved.exit_code == 0, saved.output
+    assert "Saved" in saved.output and "fuse restore --session s1" in saved.output
+    plain = run("fuse", "restore", "--session", "s1", "--plain", "--budget", "2000")
+    assert plain.exit_code == 0
+    assert "GOAL: Add a CSV export to the invoices page." in plain.output
+    assert len(plain.output.rstrip("\n").encode()) <= 2_000
+    hook_json = json.loads(run("fuse", "restore", "--session", "s1").output)
+    context = hook_json["hookSpecificOutput"]["additionalContext"]
+    assert hook_json["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "Add the Export button" in context
+    detail = json.loads(run("fuse", "restore", "--session", "s1", "--json").output)
+    assert detail["session"] == "s1" and detail["bytes"] <= 6_000
+
+
+def test_save_json_reports_the_snapshot(isolated: Path) -> None:
+    out = run("fuse", "save", "--transcript", str(TRANSCRIPT), "--session", "s1", "--json")
+    data = json.loads(out.output)
+    assert data["snapshot"]["goal"].startswith("Add a CSV export")
+    assert data["snapshot"]["stats"]["unknown_types"] == 1 and data["trigger"] == "manual"
+
+
+def test_bad_input_by_hand_is_an_error_and_writes_nothing(isolated: Path) -> None:
+    missing = run("fuse", "save", "--transcript", str(isolated / "no.jsonl"), "--session", "s1")
+    assert missing.exit_code == 1 and "not found" in missing.output
+    bad_id = run("fuse", "save", "--transcript", str(TRANSCRIPT), "--session", "../etc")
+    assert bad_id.exit_code == 2 and "Session id" in bad_id.output
+    budget = run("fuse", "restore", "--session", "s1", "--budget", "10000")
+    assert budget.exit_code == 2 and "9500" in budget.output
+    unknown = run("fuse", "restore", "--session", "nobody", "--plain")
+    assert unknown.exit_code == 1
+    status = json.loads(run("fuse", "status", "--json").output)
+    assert status == []
+
+
+def test_precompact_hook_saves_from_the_payload(isolated: Path) -> None:
+    result = run(
+        "fuse",
+        "save",
+        input=payload(session_id="abc-1", transcript_path=str(TRANSCRIPT), cwd=str(isolated)),
+    )
+    assert result.exit_code == 0
+    rows = json.loads(run("fuse", "status", "--json").output)
+    assert [(r["session"], r["trigger"]) for r in rows] == [("abc-1", "auto")]
+    # the fixture has one record of an unknown type: counted, said once on stderr
+    assert result.stderr.count("\n") == 1 and "skipped 1 lines" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    [
+        "",
+        "not json",
+        "[1, 2]",
+        payload(session_id="abc-1"),
+        payload(transcript_path=str(TRANSCRIPT)),
+        payload(session_id="../../x", transcript_path=str(TRANSCRIPT)),
+    ],
+)
+def test_precompact_hook_never_fails_the_agent(isolated: Path, stdin: str) -> None:
+    result = run("fuse", "save", "--hook", input=stdin)
+    assert result.exit_code == 0 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("gitledger fuse save:")
+
+
+def test_precompact_hook_on_broken_transcripts_saves_and_counts(isolated: Path) -> None:
+    path = isolated / "broken.jsonl"
+    good = TRANSCRIPT.read_bytes().splitlines()[2]
+    path.write_bytes(good + b"\n{broken\n\xff\xfe not utf8\n" + good[:40])
+    result = run("fuse", "save", input=payload(session_id="b1", transcript_path=str(path)))
+    assert result.exit_code == 0
+    assert "cut last line" in result.stderr and result.stderr.count("\n") == 1
+    snap = json.loads(run("fuse", "status", "--session", "b1", "--json").output)[0]
+    assert snap["goal"].startswith("Add a CSV export")
+
+
+def test_hook_with_a_missing_transcript_still_exits_0(isolated: Path) -> None:
+    result = run("fuse", "save", input=payload(session_id="m1", transcript_path="/nonexistent/x"))
+    assert result.exit_code == 0 and "missing" in result.stderr
+
+
+def test_hook_ledger_is_created_per_user_outside_any_project(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITLEDGER_DIR")
+    folder = isolated / "not-a-repo"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    result = run(
+        "fuse",
+        "save",
+        input=payload(session_id="u1", transcript_path=str(TRANSCRIPT), cwd=str(folder)),
+    )
+    assert result.exit_code == 0
+    user_ledger = isolated / "home" / ".local" / "share" / "gitledger" / "ledger"
+    assert (user_ledger / "refs" / "gitledger" / "fuse" / "u1").is_file()
+    assert "created a ledger" in result.stderr
+    assert not (folder / ".gitledger").exists()
+
+
+def test_session_start_hook_prints_the_context(isolated: Path) -> None:
+    run("fuse", "save", "--transcript", str(TRANSCRIPT), "--session", "s9")
+    start = json.dumps({"hook_event_name": "SessionStart", "session_id": "s9", "source": "compact"})
+    result = run("fuse", "restore", input=start)
+    assert result.exit_code == 0
+    out = json.loads(result.stdout)["hookSpecificOutput"]
+    assert out["hookEventName"] == "SessionStart" and "GOAL:" in out["additionalContext"]
+    # a session with nothing saved: no output, no error
+    other = json.dumps({"hook_event_name": "SessionStart", "session_id": "new", "source": "resume"})
+    quiet = run("fuse", "restore", "--hook", input=other)
+    assert quiet.exit_code == 0 and quiet.stdout == "" and quiet.stderr == ""
+
+
+def test_status_link_and_restore_with_the_linked_task(ledger: Any) -> None:
+    task = ledger.create("Ship the invoices export", criteria="CSV downloads from the page")
+    run("fuse", "save", "--transcript", str(TRANSCRIPT), "--session", "s1")
+    linked = run("fuse", "link", task.id[:10], "--session", "s1", "--json")
+    assert json.loads(linked.output)["task"] == task.id
+    text = run("fuse", "restore", "--session", "s1", "--plain").output
+    assert "LINKED TASK:" in text and "Ship the invoices export" in text
+    rows = json.loads(run("fuse", "status", "--session", "s1", "--json").output)
+    assert [r["trigger"] for r in rows] == ["link", "manual"]
+    listing = run("fuse", "status")
+    assert "s1" in listing.output and "link" in listing.output
+    bad = run("fuse", "link", "nosuchtask", "--session", "s1")
+    assert bad.exit_code == 1
+
+
+def test_demo_reports_probes_per_budget(isolated: Path) -> None:
+    data = json.loads(run("fuse", "demo", "--json").output)
+    assert data["probes"] == 14 and 170_000 < data["transcript_bytes"] < 200_000
+    by_budget = {row["budget"]: row for row in data["budgets"]}
+    assert set(by_budget) >= {600, 1_000, 1_500, 2_000, 6_000}
+    assert by_budget[6_000]["kept"] == 14
+    assert all(row["bytes"] <= row["budget"] for row in data["budgets"])
+    human = run("fuse", "demo")
+    assert "probe facts" in human.output and "6000" in human.output
+
+
+def test_every_fuse_command_has_help_and_json() -> None:
+    from gitledger.cli.fuse import fuse_group
+
+    for name, command in fuse_group.commands.items():
+        assert command.help, name
+        assert any(p.name == "as_json" for p in command.params), name
+
+
+def test_hooks_as_real_subprocesses(isolated: Path) -> None:
+    env = dict(os.environ)
+    done = subprocess.run(
+        [sys.executable, "-m", "gitledger", "fuse", "save"],
+        input=payload(session_id="p1", transcript_path=str(TRANSCRIPT), cwd=str(isolated)),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    start = json.dumps({"hook_event_name": "SessionStart", "session_id": "p1", "source": "compact"})
+    done = subprocess.run(
+        [sys.executable, "-m", "gitledger", "fuse", "restore", "--hook"],
+        input=start,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Add the Export button" in context and len(context.encode()) <= 6_000

@@ -418,6 +418,7 @@ LEDGER_PREFIX = "refs/gitledger/"
 _SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[^/:]+:")
 _URL_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/@]*)@")
 PUSH_CHUNK = 500  # refspecs per push: hosted servers cap a push's command list and pack size
+_GIT_DIRECTION_PUSH = 1  # libgit2 git_direction; pygit2 exports no name for it
 
 
 @dataclass
@@ -669,7 +670,10 @@ def push_refs(
         with map_remote_errors("Pushing to", url):
             remote = store.repo.remotes.create_anonymous(url)
             callbacks = _Callbacks(progress)
-            heads = {h.name: str(h.oid) for h in remote.list_heads(callbacks=callbacks)}
+            # List in the push direction on the same connection: the push then reuses it, and
+            # the tips seen are the ones the server will compare against.
+            remote.connect(callbacks=callbacks, direction=_GIT_DIRECTION_PUSH)
+            heads = {h.name: str(h.oid) for h in remote.list_heads(connect=False)}
             moved = [ref for ref, _new, expected in part if heads.get(ref) != expected]
             if moved:
                 raise RemoteMoved(

@@ -347,6 +347,14 @@ class Ledger:
 
     def tasks(self) -> Iterator[Task]:
         """Every readable task; unreadable refs are collected in ``self.skipped``, not raised."""
+        from .index import ledger_index
+
+        idx = ledger_index(self)
+        if idx is not None:  # served by the derived index, brought up to date first
+            found = idx.all_tasks()
+            self.skipped = [Problem(ref, message) for ref, message in idx.problems()]
+            yield from found
+            return
         self.skipped = []
         for name, tip in self.store.refs(TASKS_PREFIX):
             leaf = name[len(TASKS_PREFIX) :]
@@ -374,8 +382,23 @@ class Ledger:
         offset: int = 0,
     ) -> list[Task]:
         """Tasks matching every filter given, most recently updated first."""
+        from .index import ledger_index
+
         statuses = _statuses(status)
         parent_id = self.resolve(parent) if parent else None
+        idx = ledger_index(self)
+        if idx is not None:
+            _page([], limit, offset)  # the same checks of limit and offset
+            page = idx.list_tasks(
+                statuses=statuses,
+                owner=owner,
+                label=label,
+                parent=parent_id,
+                limit=limit,
+                offset=offset,
+            )
+            self.skipped = [Problem(ref, message) for ref, message in idx.problems()]
+            return page
         found = [
             t
             for t in self.tasks()
@@ -389,6 +412,12 @@ class Ledger:
 
     def inbox(self, limit: int | None = 10) -> list[Task]:
         """What needs attention: active, then blocked, then open; newest first within each."""
+        from .index import ledger_index
+
+        idx = ledger_index(self)
+        if idx is not None:
+            _page([], limit, 0)
+            return idx.inbox(limit)
         rank = {"active": 0, "blocked": 1, "open": 2}
         found = [t for t in self.tasks() if t.status in rank]
         found.sort(key=lambda t: (t.updated_at, t.id), reverse=True)
@@ -397,6 +426,12 @@ class Ledger:
 
     def ready(self, limit: int | None = 10) -> list[Task]:
         """Open tasks with no blocker whose every dependency is done: highest priority first."""
+        from .index import ledger_index
+
+        idx = ledger_index(self)
+        if idx is not None:
+            _page([], limit, 0)
+            return idx.ready(limit)
         every = {t.id: t for t in self.tasks()}
         found = [
             t
@@ -409,10 +444,18 @@ class Ledger:
         return _page(found, limit, 0)
 
     def search(self, query: str, limit: int | None = 20) -> list[Task]:
-        """Tasks whose text holds every word of ``query``, case-insensitively."""
+        """Tasks matching ``query``, best first: ranked full-text search (FTS5 syntax: word*,
+        "a phrase", OR, NOT; a query it cannot parse is taken as plain words) when the index is
+        available, else tasks whose text holds every word, newest first."""
+        from .index import ledger_index
+
         words = [w.casefold() for w in query.split()]
         if not words:
             raise InvalidInput("Search for at least one word.")
+        idx = ledger_index(self)
+        if idx is not None:
+            _page([], limit, 0)
+            return [hit.task for hit in idx.search(query, limit)]
         found = []
         for task in self.tasks():
             haystack = searchable_text(task).casefold()
@@ -422,7 +465,12 @@ class Ledger:
         return _page(found, limit, 0)
 
     def children(self, task_id: str) -> list[Task]:
+        from .index import ledger_index
+
         parent = self.resolve(task_id)
+        idx = ledger_index(self)
+        if idx is not None:
+            return idx.children(parent)
         found = [t for t in self.tasks() if t.parent == parent]
         found.sort(key=lambda t: (t.created_at, t.id))
         return found

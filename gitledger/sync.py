@@ -61,7 +61,6 @@ class SyncReport:
     merged: list[str] = field(default_factory=list)
     conflicts: dict[str, list[str]] = field(default_factory=dict)  # task id -> fields
     unmerged: list[str] = field(default_factory=list)  # diverged non-task refs, kept local
-    invalid: list[str] = field(default_factory=list)  # incoming task refs that did not validate
     pushed: list[str] = field(default_factory=list)
     remote_ahead: list[str] = field(default_factory=list)  # backup only: needs a sync first
     fetched_objects: int = 0
@@ -100,6 +99,22 @@ def resolve_remote(ledger: Ledger, remote: str | None) -> str:
         f"No remote named '{name}' in this project or ledger. Pass a URL or a path, add one with "
         f"'git remote add {name} URL', or run 'gitledger remote setup {name} URL'."
     )
+
+
+def _check_local(url: str, *, create: bool) -> None:
+    """A local path must be a repository or a bundle; a missing one is created only to push to."""
+    if not gitstore.is_local_url(url):
+        return
+    path = gitstore.local_path(url)
+    if not path.exists():
+        if not create:
+            raise InvalidInput(f"Nothing to restore at {path}: no such file or repository.")
+        gitstore.init_bare(path)
+    elif not _is_bundle(url) and gitstore.is_bare_repository(path) is None:
+        raise InvalidInput(
+            f"{path} exists and is not a Git repository or bundle; name a repository, a bundle, "
+            f"or a new path."
+        )
 
 
 def _staging(url: str) -> str:
@@ -144,12 +159,15 @@ def _integrate(
 ) -> dict[str, str]:
     """Bring staged remote refs into the ledger (caller holds the ledger lock).
 
-    Returns the staged (remote) tips by ledger ref name.
+    Every incoming tip is checked first (its objects re-hash, a task's record validates and names
+    its ref); if any fails, nothing moves and ``RemoteError`` says which. Returns the staged
+    (remote) tips by ledger ref name.
     """
     store = ledger.store
-    staged = store.refs(staging)
     remote_tips: dict[str, str] = {}
-    for sref, theirs in staged:
+    plan: list[tuple[str, str | None, str, str]] = []  # ref, ours, theirs, action
+    damaged: list[str] = []
+    for sref, theirs in store.refs(staging):
         ref = LEDGER_PREFIX + sref[len(staging) :]
         if only is not None and ref != only:
             continue
@@ -157,23 +175,36 @@ def _integrate(
         ours = store.tip(ref)
         if ours == theirs:
             continue
-        task_id = _task_id(ref)
-        if ours is None or gitstore.is_ancestor(store, ours, theirs):
+        try:
+            if ours is not None and gitstore.is_ancestor(store, theirs, ours):
+                report.kept.append(ref)
+                continue
+            store.check_objects(theirs)
+            task_id = _task_id(ref)
             if task_id is not None:
-                try:
-                    record = _read(store, theirs, ref)
-                except LedgerError as exc:
-                    report.invalid.append(f"{ref}: {exc.message}")
-                    continue
+                record = _read(store, theirs, ref)
                 if record.id != task_id:
-                    report.invalid.append(f"{ref}: the record says id {record.id}")
-                    continue
+                    raise CorruptRecord(f"{ref}: the record says id {record.id}")
+            if ours is None or gitstore.is_ancestor(store, ours, theirs):
+                action = "create" if ours is None else "forward"
+            else:
+                action = "merge" if task_id is not None else "diverged"
+        except LedgerError as exc:
+            damaged.append(exc.message)
+            continue
+        plan.append((ref, ours, theirs, action))
+    if damaged:
+        raise RemoteError(
+            f"The remote {report.remote} holds {len(damaged)} damaged or invalid record(s) (first: "
+            f"{damaged[0].rstrip('.')}). Nothing was changed here; repair the remote (run git fsck there) or "
+            f"restore from another backup."
+        )
+    for ref, ours, theirs, action in plan:
+        if action in ("create", "forward"):
             store.set_ref(ref, theirs, ours)
             (report.created if ours is None else report.fast_forwarded).append(ref)
-        elif gitstore.is_ancestor(store, theirs, ours):
-            report.kept.append(ref)
-        elif task_id is not None:
-            _merge_ref(ledger, ref, task_id, ours, theirs, report)
+        elif action == "merge" and ours is not None:
+            _merge_ref(ledger, ref, ref[len(TASKS_PREFIX) :], ours, theirs, report)
         else:
             report.unmerged.append(ref)
     return remote_tips
@@ -183,14 +214,10 @@ def _merge_ref(
     ledger: Ledger, ref: str, task_id: str, ours_tip: str, theirs_tip: str, report: SyncReport
 ) -> None:
     store = ledger.store
-    try:
-        ours = _read(store, ours_tip, ref)
-        theirs = _read(store, theirs_tip, ref)
-        base_tip = gitstore.merge_base(store, ours_tip, theirs_tip)
-        base = _read(store, base_tip, ref) if base_tip else None
-    except LedgerError as exc:
-        report.invalid.append(f"{ref}: {exc.message}")
-        return
+    ours = _read(store, ours_tip, ref)
+    theirs = _read(store, theirs_tip, ref)
+    base_tip = gitstore.merge_base(store, ours_tip, theirs_tip)
+    base = _read(store, base_tip, ref) if base_tip else None
     name, email = ledger.author()
     merged = merge_tasks(base, ours, theirs, at=now_iso(), actor=name)
     fresh = new_conflicts(ours, merged)
@@ -283,8 +310,7 @@ def sync(
     staging = _staging(url)
     if push and _is_bundle(url):
         raise InvalidInput("A bundle is read-only: restore from it, or sync with a remote.")
-    if push and gitstore.is_local_url(url) and not gitstore.local_path(url).exists():
-        gitstore.init_bare(gitstore.local_path(url))
+    _check_local(url, create=push)
     for attempt in range(1, MAX_ATTEMPTS + 1):
         report.attempts = attempt
         report.fetched_objects += _fetch(ledger, url, staging, progress)
@@ -312,8 +338,6 @@ def sync(
 def restore(ledger: Ledger, source: str, *, progress: Progress | None = None) -> SyncReport:
     """Fetch a remote's, a path's or a bundle's ledger refs, merge them in, and verify."""
     url = resolve_remote(ledger, source)
-    if gitstore.is_local_url(url) and not gitstore.local_path(url).exists():
-        raise InvalidInput(f"Nothing to restore at {url}: no such file or repository.")
     report = sync(ledger, push=False, progress=progress, url=url)
     started = time.perf_counter()
     result = ledger.verify()
@@ -347,14 +371,9 @@ def backup(
         return report
     url = resolve_remote(ledger, remote)
     report = SyncReport(remote=gitstore.redact_url(url))
-    if gitstore.is_local_url(url):
-        path = gitstore.local_path(url)
-        if not path.exists():
-            gitstore.init_bare(path)
-        elif gitstore.is_bare_repository(path) is None:
-            raise InvalidInput(
-                f"{path} exists and is not a Git repository; back up to a new path or a repository."
-            )
+    if _is_bundle(url):
+        raise InvalidInput("To write a bundle, use --bundle FILE; a bundle is not a remote.")
+    _check_local(url, create=True)
     report.attempts = 1
     remote_tips = gitstore.list_remote_refs(store, url)
     updates = _push_plan(ledger, remote_tips, report)

@@ -64,8 +64,6 @@ def _render(report: SyncReport, verb: str) -> None:
         )
     for ref in report.unmerged:
         click.echo(f"  diverged, kept local and not pushed: {ref}")
-    for line in report.invalid:
-        click.echo(f"  refused (not a valid record): {line}")
     for line in report.problems:
         click.echo(f"  verify: {line}")
 
@@ -84,10 +82,9 @@ def _finish(report: SyncReport, as_json: bool, verb: str) -> None:
                 f"(first: {report.remote_ahead[0]}) and were not pushed. Run 'gitledger sync' to "
                 f"merge them, then back up again."
             )
-        if report.invalid or report.problems:
+        if report.problems:
             raise CorruptRecord(
-                "Some records did not validate (listed above); the rest arrived. Restore those "
-                "from another backup."
+                "'verify' found damaged records (listed above); restore those from another backup."
             )
 
 

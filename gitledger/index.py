@@ -1,0 +1,1225 @@
+"""The derived index: SQLite beside the refs, so listing, search and the ready queue stay fast.
+
+The refs are the truth; this file is a cache of them that any command may throw away. It lives in
+the ledger's Git directory (``gitledger-index.sqlite``), so it travels with nothing and is never
+pushed. Each indexed task row carries the tip commit it was read from.
+
+Keeping it current without a daemon
+    Every query first calls ``refresh()``. Its fast path is three ``stat`` calls: Git moves a loose
+    ref by renaming a lock file into the ref's directory, which changes the directory's mtime, and
+    rewriting ``packed-refs`` changes that file. When both fingerprints equal the ones stored with
+    the index, no task ref moved and nothing is read. When one differs (a write from another
+    process, a plain ``git fetch``, a ``git pack-refs``), one pass reads the ref files directly
+    (``gitstore.ref_tips``), compares each tip with the stored one, and re-reads only the tasks
+    whose tip moved. Timestamps are coarse, so a fingerprint taken less than two seconds after
+    the directory last changed is treated as untrustworthy ("racy", as Git calls the same problem
+    in its own index) and the next command checks the tips again.
+
+Blocked-ness, incrementally
+    ``waiting`` counts a task's dependencies that are not done (a missing one counts as not done).
+    When tasks change, only they and the tasks that depend on them are recounted, so marking the
+    bottom of a long chain done touches one row above it, not the chain.
+
+Search
+    An FTS5 table over goal, criteria, next, blocker, decisions, evidence, notes, owner and
+    labels, ranked by BM25 with the goal weighted highest. The query is FTS5 syntax (``word*``
+    prefixes, ``"a phrase"``, ``OR``, ``NOT``, ``goal:word``); a query FTS5 cannot parse is searched
+    again as plain words, each one a phrase, never reported as a syntax error.
+
+Disposable
+    A missing file is built; a file that is not a database, is damaged or has another schema
+    version is deleted and built again, silently. ``gitledger index rebuild`` does the same on
+    demand. If the ledger's directory cannot be written, listing falls back to reading the refs.
+
+Bulk import and export live here too: import writes thousands of task versions into one pack
+(``gitstore.BulkWriter``) under one hold of the writer lock and feeds the index the records it
+wrote, so no record is read back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import time
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from .errors import (
+    CorruptRecord,
+    GateRefused,
+    InvalidInput,
+    LedgerError,
+    MissingTool,
+    StorageError,
+    TaskNotFound,
+)
+from .gitstore import BulkWriter, ref_tips, refs_stamp
+from .model import (
+    ENTRY_FIELDS,
+    ID_PATTERN,
+    SCALAR_FIELDS,
+    SET_FIELDS,
+    STATUSES,
+    HybridClock,
+    Task,
+    check_format,
+    decode_record,
+    new_id,
+    now_iso,
+)
+
+if TYPE_CHECKING:
+    from .ledger import Ledger
+
+SCHEMA_VERSION = 1
+INDEX_FILE = "gitledger-index.sqlite"
+TASKS_DIR = "refs/gitledger/tasks"
+TASKS_PREFIX = TASKS_DIR + "/"
+RACY_NS = 2_000_000_000
+RECORD_FILES = ("FORMAT", "task.json")
+OPEN_STATUSES = ("open", "active", "blocked")
+
+# FTS columns in order, with their BM25 weights: a word in the goal counts ten times one in a note.
+FTS_COLUMNS: tuple[tuple[str, float], ...] = (
+    ("goal", 10.0),
+    ("criteria", 4.0),
+    ("next", 3.0),
+    ("blocker", 2.0),
+    ("decisions", 2.0),
+    ("evidence", 1.5),
+    ("notes", 1.0),
+    ("owner", 3.0),
+    ("labels", 5.0),
+)
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS tasks(
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    tip TEXT NOT NULL,
+    version INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    priority INTEGER NOT NULL,
+    owner TEXT,
+    parent TEXT,
+    blocked_by_text INTEGER NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    goal TEXT NOT NULL,
+    waiting INTEGER NOT NULL DEFAULT 0,
+    record BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS tasks_updated ON tasks(updated_at, id);
+CREATE INDEX IF NOT EXISTS tasks_status_updated ON tasks(status, updated_at, id);
+CREATE INDEX IF NOT EXISTS tasks_parent ON tasks(parent, created_at, id);
+CREATE INDEX IF NOT EXISTS tasks_owner ON tasks(owner);
+CREATE INDEX IF NOT EXISTS tasks_ready ON tasks(priority, created_at, id)
+    WHERE status = 'open' AND blocked_by_text = 0 AND waiting = 0;
+CREATE TABLE IF NOT EXISTS deps(
+    task_id TEXT NOT NULL, dep_id TEXT NOT NULL, PRIMARY KEY(task_id, dep_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS deps_dep ON deps(dep_id);
+CREATE TABLE IF NOT EXISTS labels(
+    label TEXT NOT NULL, task_id TEXT NOT NULL, PRIMARY KEY(label, task_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS labels_task ON labels(task_id);
+CREATE TABLE IF NOT EXISTS problems(ref TEXT PRIMARY KEY, tip TEXT NOT NULL, message TEXT NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
+    {", ".join(name for name, _ in FTS_COLUMNS)},
+    tokenize = "unicode61 remove_diacritics 2",
+    prefix = '2 3'
+);
+"""
+
+_CORRUPT_HINTS = ("not a database", "malformed", "no such table", "no such column", "corrupt")
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    task: Task
+    score: float | None
+    snippet: str
+
+
+@dataclass
+class RefreshStats:
+    checked: bool = False  # False: the fingerprint said nothing moved
+    changed: int = 0
+    removed: int = 0
+    seconds: float = 0.0
+
+
+@dataclass
+class IndexStatus:
+    path: str
+    exists: bool
+    schema: int
+    size_bytes: int
+    tasks: int
+    problems: int
+    current: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class _Corrupt(Exception):
+    pass
+
+
+def _is_corrupt(exc: sqlite3.DatabaseError) -> bool:
+    if not isinstance(exc, sqlite3.OperationalError):
+        return True  # DatabaseError proper: "file is not a database", "malformed" …
+    text = str(exc).lower()
+    return any(hint in text for hint in _CORRUPT_HINTS)
+
+
+def _read_record(store: Any, tip: str, where: str) -> tuple[Task, bytes]:
+    files = store.read_files(tip, RECORD_FILES)
+    check_format(files["FORMAT"], where=where)
+    data = files["task.json"]
+    if data is None:
+        raise CorruptRecord(f"{where}: commit {tip[:12]} has no task.json.")
+    return decode_record(data, where=where), data
+
+
+def _fts_row(task: Task) -> tuple[str, ...]:
+    return (
+        task.goal,
+        task.criteria,
+        task.next or "",
+        task.blocker or "",
+        "\n".join(e.text for e in task.decisions),
+        "\n".join(e.text for e in task.evidence),
+        "\n".join(e.text for e in task.notes),
+        task.owner or "",
+        " ".join(task.labels),
+    )
+
+
+class Index:
+    """The derived index of one ledger. Cheap to construct; opens its file on first use."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.ledger = ledger
+        self.store = ledger.store
+        self.git_dir = Path(ledger.path)
+        self.file = self.git_dir / INDEX_FILE
+        self._conn: sqlite3.Connection | None = None
+        self.last_refresh = RefreshStats()
+
+    # --- the file -----------------------------------------------------------------------------
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is not None:
+            return self._conn
+        for attempt in range(2):
+            conn = sqlite3.connect(self.file, timeout=60, isolation_level=None)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.execute("PRAGMA temp_store=MEMORY")
+                row = None
+                try:
+                    row = conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
+                except sqlite3.OperationalError as exc:
+                    if "no such table" not in str(exc):
+                        raise
+                if row is None:
+                    self._create(conn)
+                elif int(row[0]) != SCHEMA_VERSION:
+                    raise _Corrupt(f"schema {row[0]}")
+                self._conn = conn
+                return conn
+            except (sqlite3.DatabaseError, _Corrupt, ValueError) as exc:
+                conn.close()
+                if isinstance(exc, sqlite3.DatabaseError) and not _is_corrupt(exc):
+                    raise
+                if attempt:
+                    raise
+                self._delete_files()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _create(self, conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _SCHEMA.split(";\n"):
+                if statement.strip():
+                    conn.execute(statement)
+            conn.execute(
+                "INSERT OR IGNORE INTO meta(key, value) VALUES ('schema', ?)",
+                (str(SCHEMA_VERSION),),
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def _delete_files(self) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{self.file}{suffix}").unlink(missing_ok=True)
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def _guarded(self, action: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Run ``action`` on a current index; a damaged file is deleted and rebuilt once."""
+        for attempt in range(2):
+            try:
+                conn = self._connect()
+                self._refresh(conn)
+                return action(conn)
+            except sqlite3.DatabaseError as exc:
+                if not _is_corrupt(exc) or attempt:
+                    raise StorageError(
+                        f"The search index at {self.file} failed ({exc}). Run 'gitledger index "
+                        f"rebuild'."
+                    ) from exc
+                self.close()
+                self._delete_files()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # --- keeping current ----------------------------------------------------------------------
+
+    def refresh(self) -> RefreshStats:
+        """Bring the index up to date with the refs (a few stat calls when nothing moved)."""
+        return self._guarded(lambda conn: self.last_refresh)  # type: ignore[no-any-return]
+
+    def _refresh(
+        self, conn: sqlite3.Connection, known: dict[str, tuple[Task, bytes]] | None = None
+    ) -> RefreshStats:
+        started = time.perf_counter()
+        stamp = refs_stamp(self.git_dir, TASKS_DIR)
+        encoded = stamp.encode()
+        if self._stamp_ok(conn, encoded):
+            self.last_refresh = RefreshStats(seconds=time.perf_counter() - started)
+            return self.last_refresh
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            if self._stamp_ok(conn, encoded):  # another process caught up while we waited
+                conn.execute("COMMIT")
+                self.last_refresh = RefreshStats(seconds=time.perf_counter() - started)
+                return self.last_refresh
+            stats = self._sync(conn, known or {})
+            racy = time.time_ns() - stamp.newest_ns() < RACY_NS
+            conn.executemany(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                [("stamp", encoded), ("racy", "1" if racy else "0")],
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        stats.seconds = time.perf_counter() - started
+        self.last_refresh = stats
+        return stats
+
+    @staticmethod
+    def _stamp_ok(conn: sqlite3.Connection, encoded: str) -> bool:
+        rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('stamp', 'racy')"))
+        return rows.get("stamp") == encoded and rows.get("racy") == "0"
+
+    def _sync(self, conn: sqlite3.Connection, known: dict[str, tuple[Task, bytes]]) -> RefreshStats:
+        stats = RefreshStats(checked=True)
+        tips = ref_tips(self.git_dir, TASKS_DIR)
+        indexed: dict[str, str] = {
+            TASKS_PREFIX + task_id: tip
+            for task_id, tip in conn.execute("SELECT id, tip FROM tasks")
+        }
+        problems: dict[str, str] = dict(conn.execute("SELECT ref, tip FROM problems"))
+        moved = [
+            name
+            for name, tip in tips.items()
+            if indexed.get(name) != tip and problems.get(name) != tip
+        ]
+        gone = [name for name in {*indexed, *problems} if name not in tips]
+        if not moved and not gone:
+            return stats
+        rows: list[tuple[str, str, Task, bytes]] = []
+        new_problems: list[tuple[str, str, str]] = []
+        for name in moved:
+            tip = tips[name]
+            leaf = name[len(TASKS_PREFIX) :]
+            if not ID_PATTERN.match(leaf):
+                new_problems.append((name, tip, "not a gitledger task id"))
+                continue
+            try:
+                if tip in known:
+                    task, raw = known[tip]
+                else:
+                    task, raw = _read_record(self.store, tip, name)
+            except LedgerError as exc:
+                new_problems.append((name, tip, exc.message))
+                continue
+            if task.id != leaf:
+                new_problems.append((name, tip, f"record says id {task.id}"))
+                continue
+            rows.append((leaf, tip, task, raw))
+        touched = {n[len(TASKS_PREFIX) :] for n in (*moved, *gone)}
+        self._remove(conn, touched)
+        conn.executemany("DELETE FROM problems WHERE ref = ?", [(n,) for n in (*moved, *gone)])
+        conn.executemany("INSERT INTO problems(ref, tip, message) VALUES (?, ?, ?)", new_problems)
+        self._insert(conn, rows)
+        self._recount(conn, touched, everything=len(touched) > 5000)
+        stats.changed = len(moved)
+        stats.removed = len(gone)
+        return stats
+
+    @staticmethod
+    def _remove(conn: sqlite3.Connection, ids: set[str]) -> None:
+        if not ids:
+            return
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS gone(id TEXT PRIMARY KEY)")
+        conn.execute("DELETE FROM temp.gone")
+        conn.executemany("INSERT OR IGNORE INTO temp.gone(id) VALUES (?)", [(i,) for i in ids])
+        conn.execute(
+            "DELETE FROM fts WHERE rowid IN (SELECT t.rowid FROM tasks t JOIN temp.gone g "
+            "ON t.id = g.id)"
+        )
+        conn.execute("DELETE FROM tasks WHERE id IN (SELECT id FROM temp.gone)")
+        conn.execute("DELETE FROM deps WHERE task_id IN (SELECT id FROM temp.gone)")
+        conn.execute("DELETE FROM labels WHERE task_id IN (SELECT id FROM temp.gone)")
+
+    @staticmethod
+    def _insert(conn: sqlite3.Connection, rows: list[tuple[str, str, Task, bytes]]) -> None:
+        if not rows:
+            return
+        start = (conn.execute("SELECT max(rowid) FROM tasks").fetchone()[0] or 0) + 1
+        conn.executemany(
+            "INSERT INTO tasks(rowid, id, tip, version, status, priority, owner, parent, "
+            "blocked_by_text, created_at, updated_at, goal, waiting, record) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+            [
+                (
+                    start + n,
+                    task_id,
+                    tip,
+                    t.version,
+                    t.status,
+                    t.priority,
+                    t.owner,
+                    t.parent,
+                    1 if t.blocker else 0,
+                    t.created_at,
+                    t.updated_at,
+                    t.goal,
+                    raw,
+                )
+                for n, (task_id, tip, t, raw) in enumerate(rows)
+            ],
+        )
+        conn.executemany(
+            f"INSERT INTO fts(rowid, {', '.join(n for n, _ in FTS_COLUMNS)}) "
+            f"VALUES (?{', ?' * len(FTS_COLUMNS)})",
+            [(start + n, *_fts_row(t)) for n, (_i, _tip, t, _raw) in enumerate(rows)],
+        )
+        conn.executemany(
+            "INSERT OR IGNORE INTO deps(task_id, dep_id) VALUES (?, ?)",
+            [(task_id, d) for task_id, _tip, t, _raw in rows for d in t.dependencies],
+        )
+        conn.executemany(
+            "INSERT OR IGNORE INTO labels(label, task_id) VALUES (?, ?)",
+            [(label, task_id) for task_id, _tip, t, _raw in rows for label in t.labels],
+        )
+
+    @staticmethod
+    def _recount(conn: sqlite3.Connection, changed: set[str], *, everything: bool) -> None:
+        """Recount ``waiting`` for the changed tasks and for every task that depends on one."""
+        count = (
+            "(SELECT count(*) FROM deps d LEFT JOIN tasks t2 ON t2.id = d.dep_id "
+            "WHERE d.task_id = tasks.id AND (t2.status IS NULL OR t2.status != 'done'))"
+        )
+        if everything:
+            conn.execute(f"UPDATE tasks SET waiting = {count}")
+            return
+        if not changed:
+            return
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS touched(id TEXT PRIMARY KEY)")
+        conn.execute("DELETE FROM temp.touched")
+        conn.executemany(
+            "INSERT OR IGNORE INTO temp.touched(id) VALUES (?)", [(i,) for i in changed]
+        )
+        conn.execute(
+            "INSERT OR IGNORE INTO temp.touched(id) SELECT task_id FROM deps "
+            "WHERE dep_id IN (SELECT id FROM temp.touched)"
+        )
+        conn.execute(
+            f"UPDATE tasks SET waiting = {count} WHERE id IN (SELECT id FROM temp.touched)"
+        )
+
+    def rebuild(self) -> RefreshStats:
+        """Throw the index away and build it from the refs."""
+        self.close()
+        self._delete_files()
+        return self._guarded(lambda conn: self.last_refresh)  # type: ignore[no-any-return]
+
+    def absorb(self, known: dict[str, tuple[Task, bytes]]) -> RefreshStats:
+        """Refresh, taking the records of tips in ``known`` as given (bulk import wrote them)."""
+
+        def run(conn: sqlite3.Connection) -> RefreshStats:
+            return self._refresh(conn, known)
+
+        for attempt in range(2):
+            try:
+                conn = self._connect()
+                # Force the full comparison: the fingerprint may not have moved yet this tick.
+                conn.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('racy', '1')")
+                return run(conn)
+            except sqlite3.DatabaseError as exc:
+                if not _is_corrupt(exc) or attempt:
+                    raise StorageError(f"The search index at {self.file} failed ({exc}).") from exc
+                self.close()
+                self._delete_files()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def status(self) -> IndexStatus:
+        exists = self.file.exists()
+
+        def run(conn: sqlite3.Connection) -> IndexStatus:
+            tasks = conn.execute("SELECT count(*) FROM tasks").fetchone()[0]
+            problems = conn.execute("SELECT count(*) FROM problems").fetchone()[0]
+            size = sum(
+                Path(f"{self.file}{s}").stat().st_size
+                for s in ("", "-wal")
+                if Path(f"{self.file}{s}").exists()
+            )
+            return IndexStatus(
+                path=str(self.file),
+                exists=exists,
+                schema=SCHEMA_VERSION,
+                size_bytes=size,
+                tasks=tasks,
+                problems=problems,
+                current=True,
+            )
+
+        return self._guarded(run)  # type: ignore[no-any-return]
+
+    # --- queries ------------------------------------------------------------------------------
+
+    def _decode(self, rows: Iterable[tuple[str, bytes]]) -> list[Task]:
+        return [decode_record(raw, where=TASKS_PREFIX + task_id) for task_id, raw in rows]
+
+    def problems(self) -> list[tuple[str, str]]:
+        return self._guarded(  # type: ignore[no-any-return]
+            lambda conn: list(conn.execute("SELECT ref, message FROM problems ORDER BY ref"))
+        )
+
+    def all_tasks(self) -> list[Task]:
+        return self._guarded(  # type: ignore[no-any-return]
+            lambda conn: self._decode(conn.execute("SELECT id, record FROM tasks ORDER BY id"))
+        )
+
+    def list_tasks(
+        self,
+        *,
+        statuses: set[str] | None = None,
+        owner: str | None = None,
+        label: str | None = None,
+        parent: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> list[Task]:
+        where, args = _filters(statuses, owner, label, parent)
+        sql = (
+            f"SELECT t.id, t.record FROM tasks t {where} "
+            f"ORDER BY t.updated_at DESC, t.id DESC LIMIT ? OFFSET ?"
+        )
+        args += [-1 if limit is None else limit, offset]
+        return self._guarded(lambda conn: self._decode(conn.execute(sql, args)))  # type: ignore[no-any-return]
+
+    def inbox(self, limit: int | None) -> list[Task]:
+        def run(conn: sqlite3.Connection) -> list[Task]:
+            out: list[tuple[str, bytes]] = []
+            for status in ("active", "blocked", "open"):
+                room = -1 if limit is None else limit - len(out)
+                if room == 0:
+                    break
+                out += conn.execute(
+                    "SELECT id, record FROM tasks WHERE status = ? "
+                    "ORDER BY updated_at DESC, id DESC LIMIT ?",
+                    (status, room),
+                ).fetchall()
+            return self._decode(out)
+
+        return self._guarded(run)  # type: ignore[no-any-return]
+
+    def ready(self, limit: int | None) -> list[Task]:
+        sql = (
+            "SELECT id, record FROM tasks INDEXED BY tasks_ready "
+            "WHERE status = 'open' AND blocked_by_text = 0 AND waiting = 0 "
+            "ORDER BY priority, created_at, id LIMIT ?"
+        )
+        return self._guarded(  # type: ignore[no-any-return]
+            lambda conn: self._decode(conn.execute(sql, (-1 if limit is None else limit,)))
+        )
+
+    def children(self, parent: str) -> list[Task]:
+        sql = "SELECT id, record FROM tasks WHERE parent = ? ORDER BY created_at, id"
+        return self._guarded(lambda conn: self._decode(conn.execute(sql, (parent,))))  # type: ignore[no-any-return]
+
+    def ids_starting(self, prefix: str, limit: int = 11) -> list[str]:
+        """Ids of indexed tasks starting with ``prefix`` (at most ``limit``)."""
+        sql = "SELECT id FROM tasks WHERE id >= ? AND id < ? ORDER BY id LIMIT ?"
+        return self._guarded(  # type: ignore[no-any-return]
+            lambda conn: [r[0] for r in conn.execute(sql, (prefix, prefix + "\x7f", limit))]
+        )
+
+    def search(
+        self,
+        query: str,
+        limit: int | None = 20,
+        *,
+        statuses: set[str] | None = None,
+        owner: str | None = None,
+        label: str | None = None,
+        parent: str | None = None,
+    ) -> list[SearchHit]:
+        """Ranked hits for ``query`` (FTS5 syntax; anything it cannot parse is taken as words)."""
+        if not query.strip():
+            raise InvalidInput("Search for at least one word.")
+        where, args = _filters(statuses, owner, label, parent)
+        weights = ", ".join(str(w) for _, w in FTS_COLUMNS)
+        sql = (
+            f"SELECT t.id, t.record, bm25(fts, {weights}) AS score, "
+            f"snippet(fts, -1, '[', ']', '…', 12) FROM fts JOIN tasks t ON t.rowid = fts.rowid "
+            f"{where + ' AND' if where else 'WHERE'} fts MATCH ? ORDER BY score, t.id LIMIT ?"
+        )
+        lim = -1 if limit is None else limit
+
+        def run(conn: sqlite3.Connection) -> list[SearchHit]:
+            try:
+                rows = conn.execute(sql, [*args, query, lim]).fetchall()
+            except sqlite3.OperationalError as exc:
+                text = str(exc).lower()
+                if "malformed" in text or "not a database" in text:
+                    raise
+                # An FTS5 syntax error ("nothing-here" reads as column "here"): take plain words.
+                plain = plain_query(query)
+                if plain is None:
+                    return []
+                rows = conn.execute(sql, [*args, plain, lim]).fetchall()
+            return [
+                SearchHit(
+                    decode_record(raw, where=TASKS_PREFIX + task_id),
+                    float(score),
+                    " ".join(snippet.split()),
+                )
+                for task_id, raw, score, snippet in rows
+            ]
+
+        return self._guarded(run)  # type: ignore[no-any-return]
+
+    def graph_rows(self) -> dict[str, tuple[str, str, str | None, list[str]]]:
+        """Every task as (status, goal, parent, dependencies), for drawing."""
+
+        def run(conn: sqlite3.Connection) -> dict[str, tuple[str, str, str | None, list[str]]]:
+            deps: dict[str, list[str]] = {}
+            for task_id, dep in conn.execute("SELECT task_id, dep_id FROM deps"):
+                deps.setdefault(task_id, []).append(dep)
+            return {
+                task_id: (status, goal, parent, deps.get(task_id, []))
+                for task_id, status, goal, parent in conn.execute(
+                    "SELECT id, status, goal, parent FROM tasks"
+                )
+            }
+
+        return self._guarded(run)  # type: ignore[no-any-return]
+
+
+def _filters(
+    statuses: set[str] | None, owner: str | None, label: str | None, parent: str | None
+) -> tuple[str, list[Any]]:
+    clauses: list[str] = []
+    args: list[Any] = []
+    if statuses:
+        clauses.append(f"t.status IN ({', '.join('?' * len(statuses))})")
+        args += sorted(statuses)
+    if owner is not None:
+        clauses.append("t.owner = ?")
+        args.append(owner)
+    if label is not None:
+        clauses.append("t.id IN (SELECT task_id FROM labels WHERE label = ?)")
+        args.append(label)
+    if parent is not None:
+        clauses.append("t.parent = ?")
+        args.append(parent)
+    return ("WHERE " + " AND ".join(clauses) if clauses else ""), args
+
+
+_WORD = re.compile(r"\w", re.UNICODE)
+
+
+def plain_query(query: str) -> str | None:
+    """``query`` as plain words: each whitespace-separated piece a phrase, a trailing * kept."""
+    parts = []
+    for piece in query.split():
+        prefix = piece.endswith("*")
+        text = piece.rstrip("*").replace('"', " ").strip()
+        if not _WORD.search(text):
+            continue
+        parts.append(f'"{text}"' + ("*" if prefix else ""))
+    return " ".join(parts) or None
+
+
+# --- one index per ledger object ---------------------------------------------------------------
+
+_OPEN: weakref.WeakKeyDictionary[Any, Index] = weakref.WeakKeyDictionary()
+
+
+def ledger_index(ledger: Ledger) -> Index | None:
+    """The index of ``ledger``, or None when it cannot be kept (e.g. a read-only ledger)."""
+    if os.environ.get("GITLEDGER_NO_INDEX") == "1":
+        return None
+    found = _OPEN.get(ledger)
+    if found is None:
+        found = Index(ledger)
+        try:
+            found._connect()
+        except (sqlite3.Error, OSError):
+            return None
+        _OPEN[ledger] = found
+    return found
+
+
+def index_for(ledger: Ledger) -> Index:
+    """The index of ``ledger``, or a StorageError naming why it cannot be used."""
+    found = ledger_index(ledger)
+    if found is None:
+        raise StorageError(
+            f"Cannot open the index in {ledger.path} (is the ledger read-only?); listing still "
+            f"works by reading the refs."
+        )
+    return found
+
+
+def search_hits(
+    ledger: Ledger,
+    query: str,
+    limit: int | None = 20,
+    *,
+    statuses: Sequence[str] = (),
+    owner: str | None = None,
+    label: str | None = None,
+    parent: str | None = None,
+) -> list[SearchHit]:
+    """Ranked search with snippets; without an index, the ledger's word match (no ranking)."""
+    wanted = set(statuses) or None
+    if wanted and wanted - set(STATUSES):
+        raise InvalidInput(f"Unknown status. Use one of: {', '.join(STATUSES)}.")
+    parent_id = ledger.resolve(parent) if parent else None
+    idx = ledger_index(ledger)
+    if idx is not None:
+        hits = idx.search(query, limit, statuses=wanted, owner=owner, label=label, parent=parent_id)
+        ledger.skipped = _problems(idx)
+        return hits
+    found = [
+        t
+        for t in ledger.search(query, None)
+        if (wanted is None or t.status in wanted)
+        and (owner is None or t.owner == owner)
+        and (label is None or label in t.labels)
+        and (parent_id is None or t.parent == parent_id)
+    ]
+    return [SearchHit(t, None, "") for t in found[: limit if limit is not None else None]]
+
+
+def _problems(idx: Index) -> list[Any]:
+    from .ledger import Problem
+
+    return [Problem(ref, message) for ref, message in idx.problems()]
+
+
+# --- graphs ------------------------------------------------------------------------------------
+
+GRAPH_FORMATS = ("mermaid", "dot", "svg")
+
+
+@dataclass
+class Graph:
+    nodes: dict[str, tuple[str, str]]  # id -> (status, goal)
+    edges: list[tuple[str, str, str]]  # (from, to, "parent" | "needs")
+    shorts: dict[str, str]
+    truncated: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "nodes": [
+                {"id": i, "short_id": self.shorts[i], "status": s, "goal": g}
+                for i, (s, g) in sorted(self.nodes.items())
+            ],
+            "edges": [{"from": a, "to": b, "kind": k} for a, b, k in self.edges],
+            "truncated": self.truncated,
+        }
+
+
+def task_graph(ledger: Ledger, task_id: str | None = None, *, limit: int = 300) -> Graph:
+    """The parent tree and dependencies of one task (ancestors, descendants and everything they
+    need), or of all unfinished work. Walks with a seen-set, so a cycle (which the ledger's gates
+    refuse, but a merge or foreign writer could make) is drawn, never followed forever."""
+    from .ledger import Ledger as _Ledger
+
+    rows = index_for(ledger).graph_rows()
+    children: dict[str, list[str]] = {}
+    for tid, (_s, _g, parent, _d) in rows.items():
+        if parent:
+            children.setdefault(parent, []).append(tid)
+    chosen: list[str] = []
+    seen: set[str] = set()
+
+    def add(tid: str) -> None:
+        if tid not in seen:
+            seen.add(tid)
+            chosen.append(tid)
+
+    if task_id is not None:
+        root = ledger.resolve(task_id)
+        current: str | None = rows[root][2] if root in rows else None
+        while current is not None and current not in seen:
+            add(current)
+            current = rows[current][2] if current in rows else None
+        stack = [root]
+        while stack:
+            tid = stack.pop()
+            if tid in seen and tid != root:
+                continue
+            add(tid)
+            stack.extend(sorted(children.get(tid, []), reverse=True))
+        queue = list(chosen)
+        while queue:
+            tid = queue.pop(0)
+            for dep in rows.get(tid, ("", "", None, []))[3]:
+                if dep not in seen:
+                    add(dep)
+                    queue.append(dep)
+    else:
+        for tid in sorted(rows, key=lambda i: (rows[i][0] not in OPEN_STATUSES, i)):
+            if rows[tid][0] in OPEN_STATUSES:
+                add(tid)
+                for other in [rows[tid][2], *rows[tid][3]]:
+                    if other:
+                        add(other)
+    truncated = len(chosen) > limit
+    chosen = chosen[:limit]
+    keep = set(chosen)
+    nodes = {
+        tid: (rows[tid][0], rows[tid][1]) if tid in rows else ("missing", "(no such task)")
+        for tid in chosen
+    }
+    edges: list[tuple[str, str, str]] = []
+    for tid in chosen:
+        if tid not in rows:
+            continue
+        parent = rows[tid][2]
+        if parent and parent in keep:
+            edges.append((parent, tid, "parent"))
+        edges += [(tid, dep, "needs") for dep in rows[tid][3] if dep in keep]
+    return Graph(nodes, edges, _Ledger.short_ids(nodes), truncated)
+
+
+_COLORS = {
+    "open": "#ffffff",
+    "active": "#cfe8ff",
+    "blocked": "#ffd6d6",
+    "done": "#d6f5d6",
+    "cancelled": "#e6e6e6",
+    "missing": "#fff3c4",
+}
+
+
+def _label(text: str, width: int = 48) -> str:
+    flat = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def graph_mermaid(graph: Graph) -> str:
+    out = ["graph TD"]
+    for tid, (status, goal) in graph.nodes.items():
+        text = _label(goal).replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
+        out.append(
+            f'  t_{graph.shorts[tid]}["{graph.shorts[tid]} · {status}<br/>{text}"]:::{status}'
+        )
+    for a, b, kind in graph.edges:
+        arrow = "-->" if kind == "parent" else "-.->|needs|"
+        out.append(f"  t_{graph.shorts[a]} {arrow} t_{graph.shorts[b]}")
+    for status, color in _COLORS.items():
+        out.append(f"  classDef {status} fill:{color},stroke:#555")
+    return "\n".join(out) + "\n"
+
+
+def graph_dot(graph: Graph) -> str:
+    def q(text: str) -> str:
+        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+    out = [
+        "digraph gitledger {",
+        "  rankdir=TB;",
+        '  node [shape=box, style="rounded,filled", fontname="sans-serif"];',
+    ]
+    for tid, (status, goal) in graph.nodes.items():
+        label = f"{graph.shorts[tid]} · {status}\n{_label(goal)}"
+        out.append(f"  {q(tid)} [label={q(label)}, fillcolor={q(_COLORS.get(status, '#fff'))}];")
+    for a, b, kind in graph.edges:
+        style = "" if kind == "parent" else ' [style=dashed, label="needs"]'
+        out.append(f"  {q(a)} -> {q(b)}{style};")
+    out.append("}")
+    return "\n".join(out) + "\n"
+
+
+def graph_svg(graph: Graph) -> str:
+    dot = shutil.which("dot")
+    if dot is None:
+        raise MissingTool(
+            "SVG needs Graphviz's 'dot', which is not installed. Install Graphviz (Debian/Ubuntu: "
+            "apt install graphviz; macOS: brew install graphviz), or use --format mermaid or dot."
+        )
+    done = subprocess.run(
+        [dot, "-Tsvg"], input=graph_dot(graph), capture_output=True, text=True, timeout=120
+    )
+    if done.returncode != 0:
+        raise StorageError(f"Graphviz failed: {done.stderr.strip()[:300]}")
+    return done.stdout
+
+
+def render_graph(graph: Graph, fmt: str) -> str:
+    if fmt == "mermaid":
+        return graph_mermaid(graph)
+    if fmt == "dot":
+        return graph_dot(graph)
+    if fmt == "svg":
+        return graph_svg(graph)
+    raise InvalidInput(f"Unknown graph format '{fmt}'. Use one of: {', '.join(GRAPH_FORMATS)}.")
+
+
+# --- export and import -------------------------------------------------------------------------
+
+
+@dataclass
+class ExportStats:
+    tasks: int = 0
+    versions: int = 0
+    problems: list[tuple[str, str]] = field(default_factory=list)
+
+
+def export_tasks(
+    ledger: Ledger, *, history: bool = True, stats: ExportStats | None = None
+) -> Iterator[dict[str, Any]]:
+    """Each task as ``task show --json`` prints it, read from the refs (not the index), in id
+    order. With ``history``, a ``history`` list carries every earlier version on the task's main
+    line (first parents), oldest first, so an import rebuilds the same versions."""
+    from .ledger import Ledger as _Ledger
+
+    stats = stats if stats is not None else ExportStats()
+    tips = ref_tips(ledger.path, TASKS_DIR)
+    ids = sorted(n[len(TASKS_PREFIX) :] for n in tips if ID_PATTERN.match(n[len(TASKS_PREFIX) :]))
+    shorts = _Ledger.short_ids(ids)
+    for task_id in ids:
+        name = TASKS_PREFIX + task_id
+        try:
+            task, _raw = _read_record(ledger.store, tips[name], name)
+            data = task.to_json_dict()
+            data["short_id"] = shorts[task_id]
+            if history:
+                earlier = []
+                chain = iter(ledger.store.first_parent_chain(tips[name]))
+                next(chain)
+                for info in chain:
+                    earlier.append(_read_record(ledger.store, info.oid, name)[0].to_json_dict())
+                data["history"] = earlier[::-1]
+                stats.versions += len(earlier)
+        except LedgerError as exc:
+            stats.problems.append((name, exc.message))
+            continue
+        stats.tasks += 1
+        stats.versions += 1
+        yield data
+
+
+@dataclass
+class ImportReport:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    versions: int = 0
+    seconds: float = 0.0
+    conflicts: list[str] = field(default_factory=list)
+
+    @property
+    def tasks_per_second(self) -> float:
+        done = self.created + self.updated + self.unchanged
+        return done / self.seconds if self.seconds > 0 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "created": self.created,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "versions": self.versions,
+            "seconds": round(self.seconds, 3),
+            "tasks_per_second": round(self.tasks_per_second, 1),
+            "conflicts": self.conflicts,
+        }
+
+
+_IGNORED_KEYS = ("short_id",)
+
+
+def _epoch(stamp: str) -> int:
+    try:
+        return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp())
+    except ValueError:
+        return int(time.time())
+
+
+def _validate(raw: dict[str, Any], where: str) -> Task:
+    try:
+        return Task.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise InvalidInput(f"{where}: {loc}: {first['msg']}.") from exc
+
+
+def _parse_line(text: str, lineno: int, at: str, actor: str, stamp: str) -> tuple[list[Task], bool]:
+    """The versions a line asks for, oldest first, and whether the line named its id."""
+    where = f"line {lineno}"
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            f"{where} is not JSON ({exc.msg}); each line must be one task as "
+            f"'gitledger task show --json' prints it."
+        ) from exc
+    if not isinstance(raw, dict):
+        raise InvalidInput(f"{where} is not a JSON object; each line must be one task.")
+    for key in _IGNORED_KEYS:
+        raw.pop(key, None)
+    history = raw.pop("history", None) or []
+    if not isinstance(history, list) or not all(isinstance(h, dict) for h in history):
+        raise InvalidInput(f"{where}: history must be a list of task records.")
+    named = "id" in raw
+    task_id = raw.get("id") or new_id()
+    versions: list[Task] = []
+    chain = [*history, raw]
+    for n, record in enumerate(chain, 1):
+        record = dict(record)
+        record.pop("short_id", None)
+        record.setdefault("id", task_id)
+        record.setdefault("version", n)
+        record.setdefault("created_at", chain[0].get("created_at", at))
+        record.setdefault("updated_at", record["created_at"] if n == 1 else at)
+        record.setdefault("actor", actor)
+        if "clock" not in record:
+            record["clock"] = {f: stamp for f in (*SCALAR_FIELDS, *SET_FIELDS)}
+        task = _validate(record, where)
+        if task.id != task_id:
+            raise InvalidInput(f"{where}: every version must have the id {task_id}.")
+        if versions and task.version <= versions[-1].version:
+            raise InvalidInput(f"{where}: versions must increase, oldest first.")
+        versions.append(task)
+    return versions, named
+
+
+def _find_cycle(edges: dict[str, list[str]], starts: Iterable[str]) -> list[str] | None:
+    state: dict[str, int] = {}  # 1 visiting, 2 done
+    for start in starts:
+        if state.get(start):
+            continue
+        path: list[str] = []
+        stack: list[tuple[str, Iterator[str]]] = [(start, iter(edges.get(start, [])))]
+        state[start] = 1
+        path.append(start)
+        while stack:
+            node, it = stack[-1]
+            nxt = next(it, None)
+            if nxt is None:
+                state[node] = 2
+                stack.pop()
+                path.pop()
+                continue
+            mark = state.get(nxt)
+            if mark == 1:
+                return path[path.index(nxt) :] + [nxt]
+            if mark is None:
+                state[nxt] = 1
+                path.append(nxt)
+                stack.append((nxt, iter(edges.get(nxt, []))))
+    return None
+
+
+def import_tasks(
+    ledger: Ledger,
+    lines: Iterable[str],
+    *,
+    actor: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> ImportReport:
+    """Create or update many tasks from JSONL (one task a line, as ``task show --json``).
+
+    Every line is validated before anything is written, so bad input changes nothing. A line
+    without ``id`` creates a task. A line whose task is new writes its ``history`` and then the
+    record itself, keeping every version's content. A line for a task that exists writes the
+    versions after the current one when its history contains the current version unchanged, and
+    otherwise one new version carrying the line's content; a line equal to the current version
+    writes nothing. Gates are not re-judged (they judged each version when it was made); what is
+    checked: the record validates, parents and dependencies exist and make no cycle.
+
+    All of it happens under one hold of the writer lock: objects go into one pack file, then each
+    ref moves by compare-and-swap, then the index takes the records it was handed.
+    """
+    from .ledger import _commit_message, diff_tasks, task_ref
+
+    started = time.perf_counter()
+    report = ImportReport()
+    at = now_iso()
+    stamp = HybridClock.tick([])
+    author = ledger.author(actor)
+    parsed: list[tuple[list[Task], bool]] = []
+    seen: set[str] = set()
+    for lineno, text in enumerate(lines, 1):
+        if not text.strip():
+            continue
+        versions, named = _parse_line(text, lineno, at, author[0], stamp)
+        if versions[-1].id in seen:
+            raise InvalidInput(f"line {lineno}: task {versions[-1].id} appears twice.")
+        seen.add(versions[-1].id)
+        parsed.append((versions, named))
+    total = len(parsed)
+    idx = index_for(ledger)
+    store = ledger.store
+    with store.lock():
+        idx.refresh()
+        current = {t.id: t for t in _tasks_by_id(idx, [v[-1].id for v, _ in parsed])}
+        tips = ref_tips(ledger.path, TASKS_DIR)
+        graph = idx.graph_rows()
+        parents: dict[str, list[str]] = {k: [v[2]] if v[2] else [] for k, v in graph.items()}
+        needs: dict[str, list[str]] = {k: list(v[3]) for k, v in graph.items()}
+        for versions, _named in parsed:
+            task = versions[-1]
+            parents[task.id] = [task.parent] if task.parent else []
+            needs[task.id] = list(task.dependencies)
+        known_ids = set(graph) | seen
+        for versions, _named in parsed:
+            task = versions[-1]
+            for other in [*(v.parent for v in versions if v.parent), *task.dependencies]:
+                if other not in known_ids:
+                    raise TaskNotFound(
+                        f"Task {task.id} refers to {other}, which is neither in the ledger nor "
+                        f"in the file; import that task too, or remove the reference."
+                    )
+        for kind, edges in (("parents", parents), ("dependencies", needs)):
+            cycle = _find_cycle(edges, seen)
+            if cycle:
+                raise GateRefused(
+                    f"The imported {kind} make a cycle: {' → '.join(c[:6] for c in cycle)}; "
+                    f"fix the file and import again."
+                )
+        writer = BulkWriter(store)
+        known: dict[str, tuple[Task, bytes]] = {}
+        try:
+            for done, (versions, _named) in enumerate(parsed, 1):
+                task_id = versions[-1].id
+                ref = task_ref(task_id)
+                existing = current.get(task_id)
+                if existing is None:
+                    todo, parent_tip, base = versions, None, None
+                else:
+                    parent_tip = tips.get(ref)
+                    base = existing
+                    same = [v for v in versions if v == existing]
+                    if versions[-1] == existing:
+                        report.unchanged += 1
+                        todo = []
+                    elif same:
+                        todo = versions[versions.index(same[-1]) + 1 :]
+                    else:
+                        todo = [_next_version(existing, versions[-1], author[0])]
+                tip = parent_tip
+                previous = base
+                for task in todo:
+                    files = ledger.record_files(task)
+                    tree = writer.tree({name: writer.blob(data) for name, data in files.items()})
+                    if previous is None:
+                        message = f"create: {_cut(task.goal, 64)}\n\nVersion: {task.version}\n"
+                        message += f"Task: {task.id}\n"
+                    else:
+                        message = _commit_message(task, diff_tasks(previous, task))
+                    who = ledger.author(task.actor) if task.actor else author
+                    tip = writer.commit(
+                        tree, [tip] if tip else [], who, _epoch(task.updated_at), message, 0
+                    )
+                    previous = task
+                    report.versions += 1
+                    known[tip] = (task, files["task.json"])
+                if todo and tip is not None:
+                    writer.set_ref(ref, tip, parent_tip)
+                    if existing is None:
+                        report.created += 1
+                    else:
+                        report.updated += 1
+                if progress is not None:
+                    progress(done, total)
+        except BaseException:
+            writer.abort()
+            raise
+        report.conflicts = writer.finish()
+        idx.absorb(known)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _tasks_by_id(idx: Index, ids: list[str]) -> list[Task]:
+    def run(conn: sqlite3.Connection) -> list[Task]:
+        conn.execute("CREATE TEMP TABLE IF NOT EXISTS wanted(id TEXT PRIMARY KEY)")
+        conn.execute("DELETE FROM temp.wanted")
+        conn.executemany("INSERT OR IGNORE INTO temp.wanted(id) VALUES (?)", [(i,) for i in ids])
+        return idx._decode(
+            conn.execute("SELECT t.id, t.record FROM tasks t JOIN temp.wanted w ON t.id = w.id")
+        )
+
+    return idx._guarded(run)  # type: ignore[no-any-return]
+
+
+def _next_version(existing: Task, wanted: Task, actor: str) -> Task:
+    """``wanted``'s content as the version after ``existing``, its clock stamped where it changed."""
+    stamp = HybridClock.tick([*existing.clock.values(), *wanted.clock.values()])
+    clock = dict(existing.clock)
+    for name in (*SCALAR_FIELDS, *SET_FIELDS):
+        if getattr(wanted, name) != getattr(existing, name):
+            clock[name] = stamp
+    # Entries keep their own ids, so re-importing an entry never duplicates it.
+    merged: dict[str, Any] = {}
+    for name in ENTRY_FIELDS:
+        have = {e.id for e in getattr(existing, name)}
+        merged[name] = list(getattr(existing, name)) + [
+            e for e in getattr(wanted, name) if e.id not in have
+        ]
+    return wanted.model_copy(
+        update={
+            **merged,
+            "version": existing.version + 1,
+            "created_at": existing.created_at,
+            "updated_at": now_iso(),
+            "actor": actor,
+            "clock": clock,
+        }
+    )
+
+
+def _cut(text: str, width: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

@@ -133,10 +133,11 @@ class Snapshot:
         return cls(**values)
 
 
-def _only(kind: type, data: Any) -> dict[str, Any]:
+def _only(kind: Any, data: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         return {}
-    return {k: v for k, v in data.items() if k in kind.__dataclass_fields__}
+    fields = kind.__dataclass_fields__
+    return {k: v for k, v in data.items() if k in fields}
 
 
 # --- text helpers -------------------------------------------------------------------------------
@@ -618,8 +619,8 @@ class Extractor:
             return
         if name == "TaskCreate":
             self.had_item_tools = True
-            result = event.result if isinstance(event.result, dict) else {}
-            task = result.get("task") if isinstance(result.get("task"), dict) else {}
+            result: dict[str, Any] = event.result if isinstance(event.result, dict) else {}
+            task: dict[str, Any] = result["task"] if isinstance(result.get("task"), dict) else {}
             task_id = str(task.get("id") or "")
             if not task_id:
                 match = re.search(r"Task #(\w+) created", event.text)
@@ -1162,12 +1163,20 @@ def sessions(ledger: Ledger) -> list[tuple[str, str]]:
 def task_lines(ledger: Ledger, task_id: str, budget: int = 1_500) -> list[str]:
     """The linked task's required state as lines (the context assembler's when it exists)."""
     try:
-        from . import context  # type: ignore[attr-defined]
+        from . import context
 
-        assembled = context.task_context(ledger, task_id, budget=budget, unit="bytes")
-        text = assembled if isinstance(assembled, str) else getattr(assembled, "text", "")
-        if text:
-            return [ln for ln in (clean(x) for x in str(text).splitlines()) if ln][:20]
+        handoff = context.task_context(ledger, task_id, budget=budget, unit="bytes")
+        lines = [clean(x) for x in str(getattr(handoff, "text", "")).splitlines()]
+        # The handoff's own header and empty fields cost bytes the restore needs elsewhere.
+        kept = [
+            x
+            for x in lines
+            if x
+            and not x.startswith("gitledger handoff")
+            and not x.endswith((": none", ": nothing"))
+        ]
+        if kept:
+            return kept[:24]
     except Exception:  # noqa: BLE001 - the assembler is optional; fall back to the fields
         pass
     task = ledger.show(task_id)
@@ -1442,7 +1451,7 @@ def _parse_settings(path: Path, text: str) -> dict[str, Any]:
 
 def merge_settings(settings: dict[str, Any], agent: str, uninstall: bool = False) -> dict[str, Any]:
     """``settings`` with the fuse's hooks added (or removed); every other entry kept as is."""
-    merged = json.loads(json.dumps(settings))
+    merged: dict[str, Any] = json.loads(json.dumps(settings))
     hooks = merged.get("hooks")
     if not isinstance(hooks, dict):
         hooks = {}

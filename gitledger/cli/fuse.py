@@ -293,7 +293,7 @@ def status_cmd(ctx: click.Context, session: str | None, limit: int, as_json: boo
         ledger = open_ledger(ctx)
         if session:
             saves = fuse.history(ledger, session, limit=limit)
-            rows = [
+            rows: list[dict[str, Any]] = [
                 {
                     "session": s.session,
                     "commit": s.commit,

@@ -34,14 +34,16 @@ def _content_text(content: Any) -> str:
 
 def _arguments(raw: Any) -> dict[str, Any]:
     if isinstance(raw, dict):
-        return clip_input(raw)
+        clipped: dict[str, Any] = clip_input(raw)
+        return clipped
     if isinstance(raw, str):
         try:
             value = json.loads(raw)
         except ValueError:
             return {"input": clip_input(raw)}
         if isinstance(value, dict):
-            return clip_input(value)
+            parsed: dict[str, Any] = clip_input(value)
+            return parsed
         return {"input": clip_input(value)}
     return {}
 
@@ -149,12 +151,12 @@ def _response_item(
                 parsed = None
             if isinstance(parsed, dict):
                 text = str(parsed.get("output", output))
-                meta = parsed.get("metadata")
-                if isinstance(meta, dict) and isinstance(meta.get("exit_code"), int):
-                    is_error = meta["exit_code"] != 0
+                metadata = parsed.get("metadata")
+                if isinstance(metadata, dict) and isinstance(metadata.get("exit_code"), int):
+                    is_error = bool(metadata["exit_code"] != 0)
         elif isinstance(output, dict):
             text = str(output.get("content") or output.get("output") or "")
-            is_error = output.get("success") is False
+            is_error = bool(output.get("success") is False)
         return Event(
             kind="tool_result",
             text=clip(text),

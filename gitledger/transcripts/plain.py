@@ -25,7 +25,9 @@ def _tool_calls(raw: Any) -> tuple[ToolCall, ...]:
     for item in raw[:50]:
         if not isinstance(item, dict):
             continue
-        function = item.get("function") if isinstance(item.get("function"), dict) else item
+        function: dict[str, Any] = (
+            item["function"] if isinstance(item.get("function"), dict) else item
+        )
         name = str(function.get("name") or "")
         args = function.get("arguments", function.get("input", {}))
         if isinstance(args, str):

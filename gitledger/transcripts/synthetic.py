@@ -105,7 +105,7 @@ class _Writer:
     def result(self, call_id: str, text: str, error: bool = False, extra: Any = None) -> str:
         self.messages += 1
         record = self._base("user")
-        block = {"tool_use_id": call_id, "type": "tool_result", "content": text}
+        block: dict[str, Any] = {"tool_use_id": call_id, "type": "tool_result", "content": text}
         if error:
             block["is_error"] = True
         record["message"] = {"role": "user", "content": [block]}

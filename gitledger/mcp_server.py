@@ -451,7 +451,33 @@ def _sync(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
     return _as_dict(sync(srv.ledger(), a.get("remote")))
 
 
+def _fuse_restore(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
+    restore_text = _optional("gitledger.fuse:restore_text")
+    assert restore_text is not None
+    kwargs = {"budget": a["budget"]} if "budget" in a else {}
+    text, saved = restore_text(srv.ledger(), a.get("session"), **kwargs)
+    return {"session": saved.session, "link": saved.link, "trigger": saved.trigger, "text": text}
+
+
+def _fuse_save(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
+    save = _optional("gitledger.fuse:save")
+    assert save is not None
+    transcript = Path(a["transcript"]).expanduser()
+    if not transcript.is_file():
+        raise InvalidInput(f"No transcript file at {transcript}.")
+    saved = save(srv.ledger(), a["session"], transcript, trigger="mcp", actor=srv.actor)
+    return {k: v for k, v in saved.to_dict().items() if k != "snapshot"}
+
+
+def _fuse_link(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
+    link = _optional("gitledger.fuse:link")
+    assert link is not None
+    saved = link(srv.ledger(), a["session"], a["id"], actor=srv.actor)
+    return {k: v for k, v in saved.to_dict().items() if k != "snapshot"}
+
+
 _BUDGET = _i("Max size in unit", minimum=1)
+_SESSION = _s("Agent session id")
 _UNIT = _s("Budget unit", enum=["bytes", "tokens"])
 
 SERVICE_TOOLS: tuple[ToolSpec, ...] = (
@@ -497,6 +523,32 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         _sync,
         read_only=False,
         needs="gitledger.sync:sync",
+    ),
+    ToolSpec(
+        "fuse_restore",
+        "After compaction: the saved task line of a session (newest if none given).",
+        {"session": _SESSION, "budget": _i("Max bytes", minimum=1)},
+        (),
+        _fuse_restore,
+        needs="gitledger.fuse:restore_text",
+    ),
+    ToolSpec(
+        "fuse_save",
+        "Snapshot a session's transcript (JSONL) to the ledger before compacting.",
+        {"session": _SESSION, "transcript": _s("Transcript file path")},
+        ("session", "transcript"),
+        _fuse_save,
+        read_only=False,
+        needs="gitledger.fuse:save",
+    ),
+    ToolSpec(
+        "fuse_link",
+        "Tie a session to a task: its restores then carry the task's state.",
+        {"session": _SESSION, "id": _ID},
+        ("session", "id"),
+        _fuse_link,
+        read_only=False,
+        needs="gitledger.fuse:link",
     ),
 )
 

@@ -220,6 +220,28 @@ def test_every_tool_on_a_real_ledger(ledger: Any, tmp_path: Path) -> None:
                 await c("sync", {"remote": str(remote)})
                 await c("restore", {"source": str(remote)})
 
+            if "fuse_save" in listed:
+                transcript = tmp_path / "session.jsonl"
+                lines = [
+                    {
+                        "type": "user",
+                        "sessionId": "s1",
+                        "message": {"role": "user", "content": "Make the parser resumable"},
+                    }
+                ]
+                transcript.write_text("".join(json.dumps(x) + "\n" for x in lines))
+                saved = await c("fuse_save", {"session": "s1", "transcript": str(transcript)})
+                assert saved["session"] == "s1"
+                linked = await c("fuse_link", {"session": "s1", "id": child["short_id"]})
+                assert linked["link"] == child["id"]
+                restored = await c("fuse_restore", {})
+                assert "Make the parser resumable" in restored["text"]
+                assert "Parse numbers" in restored["text"]  # the linked task's state
+                missing = await fail(
+                    client, "fuse_save", {"session": "s2", "transcript": str(tmp_path / "nope")}
+                )
+                assert missing["error"] == "invalid_input"
+
             assert called == listed, listed - called
 
     run(go)

@@ -686,6 +686,12 @@ def push_refs(
             lower = why.lower()
             if "fast-forward" in lower or "fetch first" in lower or "lock" in lower:
                 raise RemoteMoved(f"Pushing to {redact_url(url)}: {ref} was refused ({why}).")
+            # A server reports a lost race as a bare "failed to update ref": look again, and call
+            # it a move only if the refused ref really is somewhere else now.
+            expected_tips = {r: e for r, _n, e in part}
+            now = list_remote_refs(store, url)
+            if any(now.get(r) != expected_tips.get(r) for r in callbacks.rejected):
+                raise RemoteMoved(f"Pushing to {redact_url(url)}: {ref} moved meanwhile ({why}).")
             raise RemoteError(
                 f"The remote {redact_url(url)} refused {len(callbacks.rejected)} ref(s) (first: "
                 f"{ref}: {why}). Check your access rights or the server's hooks."

@@ -34,7 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from . import gitstore
-from .errors import CorruptRecord, InvalidInput, LedgerError, RemoteError, RemoteMoved
+from .errors import (
+    CorruptRecord,
+    InvalidInput,
+    LedgerError,
+    RemoteError,
+    RemoteMoved,
+    TaskNotFound,
+)
 from .gitstore import GitStore
 from .ledger import TASKS_PREFIX, Ledger, task_ref
 from .merge import merge_tasks, new_conflicts
@@ -394,7 +401,12 @@ def claim(ledger: Ledger, task_id: str, remote: str | None, *, actor: str | None
     url = resolve_remote(ledger, remote)
     if _is_bundle(url):
         raise InvalidInput("A claim needs a live remote, not a bundle.")
-    full = ledger.resolve(task_id)
+    try:
+        full = ledger.resolve(task_id)
+    except TaskNotFound:
+        # A task created on another machine: bring the remote's ledger in, then look again.
+        sync(ledger, push=False, url=url)
+        full = ledger.resolve(task_id)
     ref = task_ref(full)
     store = ledger.store
     staging = _staging(url)

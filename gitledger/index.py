@@ -863,7 +863,8 @@ def graph_mermaid(graph: Graph) -> str:
 
 def graph_dot(graph: Graph) -> str:
     def q(text: str) -> str:
-        return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+        escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+        return '"' + escaped + '"'
 
     out = [
         "digraph gitledger {",

@@ -286,13 +286,62 @@ def ready_cmd(ctx: click.Context, limit: int, as_json: bool) -> None:
 @click.option(
     "--limit", type=click.IntRange(min=0), default=20, show_default=True, help="At most this many."
 )
+@click.option(
+    "--status", "statuses", type=STATUS_CHOICE, multiple=True, help="Only this status (repeatable)."
+)
+@click.option("--owner", help="Only tasks owned by this owner.")
+@click.option("--label", help="Only tasks with this label.")
+@click.option("--parent", help="Only children of this task.")
 @json_option
 @click.pass_context
-def search_cmd(ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool) -> None:
-    """Find tasks whose text contains every word of QUERY."""
+def search_cmd(
+    ctx: click.Context,
+    query: tuple[str, ...],
+    limit: int,
+    statuses: tuple[str, ...],
+    owner: str | None,
+    label: str | None,
+    parent: str | None,
+    as_json: bool,
+) -> None:
+    """Find tasks matching QUERY, best match first, with the words that matched in [brackets].
+
+    Searches goal, criteria, next, blocker, decisions, evidence, notes, owner and labels; a goal
+    match ranks above a note match. Plain words must all appear; 'pars*' matches by prefix,
+    '"exact phrase"' as a phrase, and OR, NOT and 'goal:word' work as in SQLite FTS5. A query
+    that is not valid FTS5 is searched as plain words.
+    """
+    from ..index import search_hits
+    from ._common import one_line
+
     with errors(as_json):
         ledger = _ledger(ctx)
-        _emit_list(ctx, ledger.search(" ".join(query), limit), as_json, "No matches.")
+        hits = search_hits(
+            ledger,
+            " ".join(query),
+            limit,
+            statuses=statuses,
+            owner=owner,
+            label=label,
+            parent=parent,
+        )
+    tasks = [h.task for h in hits]
+    if as_json:
+        shorts = ledger.short_ids(t.id for t in tasks) if tasks else {}
+        print_json(
+            [
+                {**task_dict(h.task, shorts[h.task.id]), "score": h.score, "snippet": h.snippet}
+                for h in hits
+            ]
+        )
+    elif not hits:
+        click.echo("No matches.")
+    else:
+        for line, hit in zip(task_lines(ledger, tasks), hits, strict=True):
+            click.echo(line)
+            if hit.snippet:
+                click.echo(f"         {one_line(hit.snippet, 100)}")
+    _warn_skipped(ledger)
 
 
 @task_group.command("children")

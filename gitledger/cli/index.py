@@ -1,0 +1,198 @@
+"""``gitledger index …``, ``gitledger graph`` and ``gitledger task import|export``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from typing import IO
+
+import click
+
+from ._common import actor_of, errors, json_option, open_ledger, print_json
+
+
+@click.group("index")
+def index_group() -> None:
+    """The derived search index (SQLite in the ledger; disposable, never authoritative)."""
+
+
+@index_group.command("rebuild")
+@json_option
+@click.pass_context
+def rebuild_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Throw the index away and build it again from the refs."""
+    from ..index import index_for
+
+    with errors(as_json):
+        idx = index_for(open_ledger(ctx))
+        stats = idx.rebuild()
+        status = idx.status()
+    if as_json:
+        print_json({**status.to_dict(), "seconds": round(stats.seconds, 3)})
+    else:
+        click.echo(
+            f"Indexed {status.tasks} tasks in {stats.seconds:.2f} s "
+            f"({status.size_bytes / 1e6:.1f} MB at {status.path})."
+        )
+        if status.problems:
+            click.echo(
+                f"warning: {status.problems} refs could not be read; run 'gitledger verify'.",
+                err=True,
+            )
+
+
+@index_group.command("status")
+@json_option
+@click.pass_context
+def status_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Where the index is, how big, how many tasks; brings it up to date first."""
+    from ..index import index_for
+
+    with errors(as_json):
+        idx = index_for(open_ledger(ctx))
+        status = idx.status()
+        last = idx.last_refresh
+    if as_json:
+        print_json(
+            {
+                **status.to_dict(),
+                "refresh": {
+                    "checked_refs": last.checked,
+                    "changed": last.changed,
+                    "removed": last.removed,
+                    "seconds": round(last.seconds, 4),
+                },
+            }
+        )
+    else:
+        click.echo(f"index:    {status.path}")
+        click.echo(f"schema:   {status.schema}")
+        click.echo(f"tasks:    {status.tasks}")
+        click.echo(f"size:     {status.size_bytes / 1e6:.2f} MB")
+        click.echo(
+            f"refresh:  {'read the refs' if last.checked else 'nothing moved'}, "
+            f"{last.changed} changed, {last.removed} removed, {last.seconds * 1000:.1f} ms"
+        )
+        if status.problems:
+            click.echo(f"problems: {status.problems} unreadable refs (run 'gitledger verify')")
+
+
+@click.command("graph")
+@click.argument("task_id", required=False)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["mermaid", "dot", "svg"]),
+    default="mermaid",
+    show_default=True,
+    help="Mermaid text, Graphviz dot, or SVG drawn by Graphviz.",
+)
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=300, show_default=True, help="At most N tasks."
+)
+@click.option(
+    "-o", "--output", type=click.File("w", encoding="utf-8"), help="Write to FILE, not stdout."
+)
+@json_option
+@click.pass_context
+def graph_cmd(
+    ctx: click.Context,
+    task_id: str | None,
+    fmt: str,
+    limit: int,
+    output: IO[str] | None,
+    as_json: bool,
+) -> None:
+    """Draw the parent tree and dependencies of TASK_ID, or of all unfinished work.
+
+    Solid arrows go from parent to child, dashed ones from a task to what it needs. Paste
+    mermaid output into any Markdown that renders Mermaid; pipe dot into Graphviz.
+    """
+    from ..index import render_graph, task_graph
+
+    with errors(as_json):
+        graph = task_graph(open_ledger(ctx), task_id, limit=limit)
+        if as_json:
+            print_json(graph.to_dict())
+            return
+        text = render_graph(graph, fmt)
+    (output or sys.stdout).write(text)
+    if graph.truncated:
+        click.echo(f"warning: drew only the first {limit} tasks; pass --limit N.", err=True)
+
+
+def _lines(stream: IO[str]) -> Iterator[str]:
+    yield from stream
+
+
+@click.command("import")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@json_option
+@click.pass_context
+def import_cmd(ctx: click.Context, file: IO[str], quiet: bool, as_json: bool) -> None:
+    """Create or update tasks from FILE, JSON Lines, one task a line ('-' reads stdin).
+
+    Each line has the fields of 'task show --json'; a line without an id creates a task, and a
+    'history' list (as 'task export' writes) restores every earlier version. Every line is
+    checked before anything is written.
+    """
+    from ..index import import_tasks
+
+    lines = file.readlines()
+    with errors(as_json):
+        ledger = open_ledger(ctx)
+        show_bar = not quiet and not as_json and sys.stderr.isatty()
+        if show_bar:
+            from rich.progress import Progress
+
+            with Progress(transient=True) as bar:
+                job = bar.add_task("importing", total=None)
+
+                def progress(done: int, total: int) -> None:
+                    if done % 200 == 0 or done == total:
+                        bar.update(job, completed=done, total=total)
+
+                report = import_tasks(ledger, lines, actor=actor_of(ctx), progress=progress)
+        else:
+            report = import_tasks(ledger, lines, actor=actor_of(ctx))
+    if as_json:
+        print_json(report.to_dict())
+        return
+    click.echo(
+        f"Imported {report.created} new, {report.updated} updated, {report.unchanged} unchanged "
+        f"({report.versions} versions written) in {report.seconds:.2f} s "
+        f"({report.tasks_per_second:,.0f} tasks/s)."
+    )
+    for ref in report.conflicts:
+        click.echo(f"warning: {ref} moved during the import and was left as it is.", err=True)
+
+
+@click.command("export")
+@click.option(
+    "-o", "--output", type=click.File("w", encoding="utf-8"), help="Write to FILE, not stdout."
+)
+@click.option("--current-only", is_flag=True, help="Only each task's current version, no history.")
+@json_option
+@click.pass_context
+def export_cmd(
+    ctx: click.Context, output: IO[str] | None, current_only: bool, as_json: bool
+) -> None:
+    """Write every task as JSON Lines, with its earlier versions (for 'task import').
+
+    The output is JSON already; every line is one task as 'task show --json' prints it, plus a
+    'history' list of its earlier versions, oldest first.
+    """
+    from ..index import ExportStats, export_tasks
+
+    out = output or sys.stdout
+    stats = ExportStats()
+    with errors(as_json):  # the output is JSON Lines either way
+        ledger = open_ledger(ctx)
+        for data in export_tasks(ledger, history=not current_only, stats=stats):
+            out.write(json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n")
+    for ref, message in stats.problems[:5]:
+        click.echo(f"warning: skipped {ref}: {message}", err=True)
+    if output is not None:
+        click.echo(f"Exported {stats.tasks} tasks ({stats.versions} versions).", err=True)

@@ -36,7 +36,8 @@ def test_claude_project_file_preview_then_write_then_nothing(project: Path) -> N
     target = project / ".mcp.json"
     preview = invoke("mcp", "setup", "--project")
     assert preview.exit_code == 0, preview.output
-    assert "Would write" in preview.output and "--write" in preview.output
+    assert "Would add to" in preview.output and "--write" in preview.output
+    assert '"gitledger"' in preview.output
     assert not target.exists()
 
     written = invoke("mcp", "setup", "--project", "--write")

@@ -97,6 +97,7 @@ class Plan:
     path: Path
     before: str | None
     after: str
+    entry: str  # gitledger's own part, as it will read in the file
 
     @property
     def changed(self) -> bool:
@@ -108,7 +109,7 @@ class Plan:
             "path": str(self.path),
             "exists": self.before is not None,
             "changed": self.changed,
-            "content": self.after,
+            "entry": self.entry,
         }
 
 
@@ -260,13 +261,13 @@ def plan_setup(agent: str, project: bool, root: Path) -> Plan:
     before = path.read_text(encoding="utf-8") if path.exists() else None
     command, args = server_command()
     if agent == "codex":
-        after = merge_toml_config(before, path, codex_tables(command, args, read_only_tool_names()))
-    else:
-        entry: dict[str, Any] = {"command": command, "args": args}
-        if agent == "claude":
-            entry = {"type": "stdio", **entry}
-        after = merge_json_config(before, path, entry)
-    return Plan(agent, path, before, after)
+        tables = codex_tables(command, args, read_only_tool_names())
+        return Plan(agent, path, before, merge_toml_config(before, path, tables), tables)
+    entry: dict[str, Any] = {"command": command, "args": args}
+    if agent == "claude":
+        entry = {"type": "stdio", **entry}
+    shown = json.dumps({"mcpServers": {SERVER_KEY: entry}}, indent=2) + "\n"
+    return Plan(agent, path, before, merge_json_config(before, path, entry), shown)
 
 
 def write_plan(plan: Plan) -> None:
@@ -310,9 +311,10 @@ def setup_cmd(agent: str, project: bool, write: bool, as_json: bool) -> None:
     if not plan.changed:
         click.echo(f"{plan.path} already has the gitledger server; nothing to do.")
         return
-    verb = "Wrote" if write else "Would write"
-    click.echo(f"{verb} {plan.path}:\n")
-    click.echo(plan.after.rstrip("\n"))
+    verb = "Added to" if write else "Would add to"
+    kept = " (everything else in it stays as it is)" if plan.before is not None else ""
+    click.echo(f"{verb} {plan.path}{kept}:\n")
+    click.echo(plan.entry.rstrip("\n"))
     if not write:
         click.echo("\nRun again with --write to apply it.")
     else:

@@ -161,7 +161,7 @@ class VerifyReport:
 def _short(value: Any, width: int = 60) -> str:
     if value is None or value == "":
         return "—"
-    text = " ".join(str(value).split())
+    text = " ".join("".join(c if c.isprintable() else " " for c in str(value)).split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

@@ -576,7 +576,7 @@ def list_remote_refs(store: GitStore, url: str, prefix: str = LEDGER_PREFIX) -> 
     with map_remote_errors("Listing", url):
         remote = store.repo.remotes.create_anonymous(url)
         heads = remote.list_heads(callbacks=_Callbacks())
-        return {h.name: str(h.oid) for h in heads if h.name.startswith(prefix)}
+        return {h.name: str(h.oid) for h in heads if h.name and h.name.startswith(prefix)}
 
 
 def fetch_refs(

@@ -1,0 +1,127 @@
+"""Whole-process timings of the fuse hooks on a 3 MB transcript, and peak memory on a 100 MB one.
+
+Each run is a fresh ``python -m gitledger`` process fed a hook payload on stdin, as Claude Code
+runs it. Peak memory is the process's own maximum resident set size (ru_maxrss), compared with a
+command that reads no transcript at all. The transcripts are generated in a temporary folder
+(``gitledger.transcripts.synthetic.write_large_session``) and deleted afterwards.
+
+    python benchmarks/fuse_timing.py [--runs 7] [--big-mb 100] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from gitledger.transcripts import synthetic
+
+# Runs a gitledger command in this process and reports its peak RSS (KiB on Linux) on stderr.
+_PEAK = (
+    "import resource, runpy, sys\n"
+    "sys.argv = ['gitledger'] + sys.argv[1:]\n"
+    "try:\n"
+    "    runpy.run_module('gitledger', run_name='__main__')\n"
+    "except SystemExit:\n"
+    "    pass\n"
+    "sys.stderr.write('PEAK_KB %d\\n' % resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+)
+
+
+def run(args: list[str], stdin: str, env: dict[str, str]) -> tuple[float, int]:
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{args} failed: {done.stderr}")
+    peak = next(
+        int(line.split()[1]) for line in done.stderr.splitlines() if line.startswith("PEAK_KB")
+    )
+    return elapsed, peak
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--big-mb", type=int, default=100)
+    parser.add_argument("--json", dest="json_file")
+    options = parser.parse_args()
+
+    results: dict[str, object] = {"runs": options.runs}
+    with tempfile.TemporaryDirectory(prefix="gitledger-fuse-bench-") as tmp:
+        folder = Path(tmp)
+        env = dict(os.environ, GITLEDGER_DIR=str(folder / "ledger"), HOME=str(folder))
+        env.pop("GITLEDGER_ACTOR", None)
+        subprocess.run(
+            [sys.executable, "-m", "gitledger", "init"], env=env, check=True, capture_output=True
+        )
+        small = synthetic.write_large_session(folder / "3mb.jsonl", 3 * 1_000_000)
+        save_payload = json.dumps(
+            {"session_id": "bench", "transcript_path": str(small), "cwd": tmp, "trigger": "auto"}
+        )
+        start_payload = json.dumps({"session_id": "bench", "source": "compact"})
+        rows = []
+        for label, args, stdin in (
+            ("fuse status (no transcript: the floor)", ["fuse", "status", "--json"], ""),
+            ("fuse save, 3 MB transcript (PreCompact)", ["fuse", "save"], save_payload),
+            ("fuse restore --hook (SessionStart)", ["fuse", "restore", "--hook"], start_payload),
+        ):
+            times = [run(args, stdin, env)[0] for _ in range(options.runs)]
+            rows.append(
+                {
+                    "command": label,
+                    "median_ms": statistics.median(times) * 1000,
+                    "min_ms": min(times) * 1000,
+                }
+            )
+        results["timings"] = rows
+        results["small_bytes"] = small.stat().st_size
+
+        big = synthetic.write_large_session(folder / "big.jsonl", options.big_mb * 1_000_000)
+        big_payload = json.dumps(
+            {"session_id": "big", "transcript_path": str(big), "cwd": tmp, "trigger": "auto"}
+        )
+        _, floor_kb = run(["fuse", "status", "--json"], "", env)
+        _, small_kb = run(["fuse", "save"], save_payload, env)
+        big_s, big_kb = run(["fuse", "save"], big_payload, env)
+        results["memory"] = {
+            "big_bytes": big.stat().st_size,
+            "floor_peak_mb": floor_kb / 1024,
+            "save_3mb_peak_mb": small_kb / 1024,
+            "save_big_peak_mb": big_kb / 1024,
+            "save_big_seconds": big_s,
+        }
+
+    print(f"Fuse hooks as whole processes (median of {options.runs}; loaded 2-core machine)")
+    print(f"{'command':44} {'median ms':>10} {'min ms':>8}")
+    for row in results["timings"]:  # type: ignore[union-attr]
+        print(f"{row['command']:44} {row['median_ms']:>10.0f} {row['min_ms']:>8.0f}")
+    memory = results["memory"]
+    print()
+    print(f"{'peak RSS':44} {'MB':>10}")
+    print(f"{'fuse status (floor)':44} {memory['floor_peak_mb']:>10.1f}")  # type: ignore[index]
+    print(f"{'fuse save, 3 MB transcript':44} {memory['save_3mb_peak_mb']:>10.1f}")  # type: ignore[index]
+    big_label = f"fuse save, {memory['big_bytes'] // 1_000_000} MB transcript"  # type: ignore[index]
+    print(
+        f"{big_label:44} {memory['save_big_peak_mb']:>10.1f}"  # type: ignore[index]
+        f"   ({memory['save_big_seconds']:.1f} s)"  # type: ignore[index]
+    )
+    if options.json_file:
+        Path(options.json_file).write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

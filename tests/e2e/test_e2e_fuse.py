@@ -1,0 +1,128 @@
+"""The compaction fuse inside the real Claude Code, against a stand-in that summarises badly.
+
+Each test plays the same scripted session (scenario.py: a goal, a todo list, a constraint, a file
+written, a decision with its reason), compacts it, and reads the first model request after the
+compaction, which is exactly what the model would see. The stand-in's summary is one thin
+sentence, so a fact in that request got there through the fuse or through what Claude Code
+itself keeps (the last messages, re-read files), and the baseline run shows which is which.
+
+gitledger is found on PATH, as after ``pipx install gitledger``: a ``gitledger`` shim on the
+session's PATH runs this checkout with the test's own Python.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+import scenario
+from claude_harness import PLUGIN_DIR, ClaudeSession, gitledger_shim, missing
+from standin import Reply, Request, text, tool_use
+
+pytestmark = pytest.mark.e2e
+
+
+def gitledger(session: ClaudeSession, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run gitledger as the session's hooks do (same PATH, HOME and ledger)."""
+    shim = gitledger_shim(session.bin)
+    return subprocess.run(
+        [str(shim), *args],
+        cwd=session.project,
+        env=session.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def install_plugin(session: ClaudeSession) -> None:
+    gitledger_shim(session.bin)
+    for args in (
+        ("plugin", "marketplace", "add", str(PLUGIN_DIR)),
+        ("plugin", "install", "gitledger@gitledger"),
+    ):
+        done = session.cli(*args, timeout=60)
+        assert done.returncode == 0, done.stdout + done.stderr
+
+
+def first_request_after_compaction(session: ClaudeSession) -> Request:
+    """Compact, then send one prompt; return the model request that prompt produced."""
+    session.compact()
+    mark = session.standin.mark()
+    session.standin.script(Reply([text("Continuing.")]))
+    session.run("Continue.")
+    return session.standin.since(mark, "main")[0]
+
+
+def fuse_refs(session: ClaudeSession) -> list[str]:
+    ledger = os.environ["GITLEDGER_DIR"]
+    done = subprocess.run(
+        ["git", "--git-dir", ledger, "for-each-ref", "--format=%(refname)", "refs/gitledger/fuse/"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.split()
+
+
+def test_probes_are_not_in_claude_codes_own_prompt(session: ClaudeSession) -> None:
+    """A probe found after compaction cannot have come from Claude Code's system prompt."""
+    session.standin.script(Reply([text("Hello.")]))
+    session.run("Say hello")
+    first = session.standin.of_kind("main")[0]
+    assert missing(scenario.PROBES.values(), first.text()) == list(scenario.PROBES.values())
+
+
+def test_manual_compact_keeps_every_fact_with_the_fuse_and_loses_them_without(
+    claude_bin: Path, standin: object, tmp_path: Path, session: ClaudeSession
+) -> None:
+    # Without the fuse: the same session, no hooks.
+    bare = ClaudeSession(claude=claude_bin, standin=session.standin, root=tmp_path / "bare")
+    scenario.play(bare)
+    without = first_request_after_compaction(bare)
+    lost = {fact for fact, probe in scenario.PROBES.items() if missing([probe], without.text())}
+    assert lost == set(scenario.PROBES) - scenario.KEPT_WITHOUT_FUSE, lost
+
+    # With the fuse, installed as the plugin.
+    install_plugin(session)
+    scenario.play(session)
+    with_fuse = first_request_after_compaction(session)
+    assert missing(scenario.PROBES.values(), with_fuse.messages_text()) == []
+    assert f"refs/gitledger/fuse/{session.session_id}" in fuse_refs(session)
+
+
+def test_fuse_setup_write_is_the_other_way_in(session: ClaudeSession) -> None:
+    done = gitledger(session, "fuse", "setup", "--write")
+    assert done.returncode == 0, done.stdout + done.stderr
+    settings = json.loads((session.home / ".claude" / "settings.json").read_text())
+    assert "PreCompact" in settings["hooks"] and "SessionStart" in settings["hooks"]
+    scenario.play(session)
+    after = first_request_after_compaction(session)
+    assert missing(scenario.PROBES.values(), after.messages_text()) == []
+
+
+def test_automatic_compaction_keeps_every_fact(session: ClaudeSession) -> None:
+    install_plugin(session)
+    scenario.play(session)
+    mark = session.standin.mark()
+    notes = session.project / "CHANGELOG.md"
+    session.standin.script(
+        # Usage near the context window: Claude Code compacts by itself before it sends the tool
+        # result back; that next request is the first after compaction.
+        Reply(
+            [tool_use("Write", {"file_path": str(notes), "content": "- CSV export\n"})],
+            input_tokens=990_000,
+        ),
+        Reply([text("Noted in the changelog.")]),
+    )
+    session.run("Note it in the changelog.")
+    compactions = session.standin.since(mark, "compact")
+    assert compactions, "Claude Code did not compact by itself"
+    after = [r for r in session.standin.since(mark, "main")][1]
+    assert missing(scenario.PROBES.values(), after.messages_text()) == []
+    # Claude Code itself recorded the compaction as automatic.
+    boundaries = [r for r in session.records() if r.get("subtype") == "compact_boundary"]
+    assert boundaries[-1]["compactMetadata"]["trigger"] == "auto"

@@ -103,6 +103,11 @@ def score(results: Sequence[Judged]) -> dict[str, Any]:
     caught: list[int] = []
     for items in by_set.values():
         caught.extend(int(any(x.verdict.is_next for x in w)) for w in windows(items))
+    missed_unsure = 0
+    for items in by_set.values():
+        for w in windows(items):
+            if not any(x.verdict.is_next for x in w) and any(x.verdict.unsure for x in w):
+                missed_unsure += 1
     false_next = [int(x.verdict.is_next) for x in results if x.label == "S"]
     judged_calls = [x for x in results if x.verdict.by == "model"]
     return {
@@ -116,6 +121,10 @@ def score(results: Sequence[Judged]) -> dict[str, Any]:
         "false_next_pct": 100 * sum(false_next) / len(false_next) if false_next else 0.0,
         "false_next_ci": bootstrap(false_next),
         "model_calls": len(judged_calls),
+        # Steps the rules are unsure of: with --model these, and only these, go to the model.
+        "unsure_steps": sum(1 for x in results if x.verdict.unsure),
+        "unsure_s_steps": sum(1 for x in results if x.verdict.unsure and x.label == "S"),
+        "missed_windows_with_an_unsure_step": missed_unsure,
         "skipped_by_gate": sum(1 for x in results if not x.verdict.judged),
     }
 
@@ -173,6 +182,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{s['caught_ci'][0]:5.1f}–{s['caught_ci'][1]:5.1f}% {s['s_steps']:>8} "
                 f"{s['false_next']:>4} = {s['false_next_pct']:4.1f}%   "
                 f"{s['false_next_ci'][0]:4.1f}–{s['false_next_ci'][1]:4.1f}% {s['model_calls']:>11}"
+            )
+        for split in ("all", "dev", "held_out"):
+            s = figures[split]
+            print(
+                f"{split:<10} unsure steps (would go to a model): {s['unsure_steps']}/{s['steps']}"
+                f" = {100 * s['unsure_steps'] / max(s['steps'], 1):.1f}%; of them S: "
+                f"{s['unsure_s_steps']}; missed windows holding one: "
+                f"{s['missed_windows_with_an_unsure_step']}"
             )
         print(
             f"time per step: median {figures['ms_per_step_median']:.2f} ms, max {figures['ms_per_step_max']:.2f} ms"

@@ -79,6 +79,8 @@ TASK_TOOLS = frozenset({"TodoWrite", "TaskCreate", "TaskUpdate"})
 # Text past this many characters is not read for pieces: a step says where it is going early,
 # and long messages are wrap-ups.
 TEXT_LIMIT = 3000
+# How many of the assistant's earlier messages are read back to find the piece in hand.
+LOOKBACK_TEXTS = 40
 
 
 # --- what the judge reads -------------------------------------------------------------------
@@ -164,7 +166,8 @@ _NUM_REF = rf"{_NOUN}\s*#?\s*(\d+)"
 _PART_REF = r"parts?\s*\(?([a-hA-H]|\d+)\)?(?![\w])"
 _CJK_REF = r"(?:第\s*(\d+)\s*(?:个|项|項|号)|(?:问题|任务|事项)\s*#?\s*(\d+))"
 # A piece reference: issue 4, task #2, part (b), 第 4 个.
-PIECE_RE = re.compile(rf"\b{_NUM_REF}|\b{_PART_REF}|{_CJK_REF}", re.IGNORECASE)
+# Patterns without IGNORECASE run on lowercased text (Python's re is several times slower with it).
+PIECE_RE = re.compile(rf"\b{_NUM_REF}|\b{_PART_REF}|{_CJK_REF}")
 
 _START_WORDS = (
     r"now|next(?:\s+(?:is|up|comes))?|up next|on to|onto|moving(?:\s+on)?\s+to|move(?:\s+on)?\s+to|"
@@ -173,14 +176,11 @@ _START_WORDS = (
     r"(?:i'?ve )?started(?:\s+on)?|working on|last is|the last one,?|last,?"
 )
 # "now issue 4", "moving on to task 2", "I'm on issue 5", "Next is Issue 25".
-START_RE = re.compile(
-    rf"\b(?:{_START_WORDS})\s*[:,]?\s*(?:is\s+|with\s+)?(?:the\s+)?(?:{_NUM_REF}|{_PART_REF})",
-    re.IGNORECASE,
-)
+# Read on the few words before each piece reference, which is much cheaper than the whole text.
+START_BEFORE_RE = re.compile(rf"\b(?:{_START_WORDS})\s*[:,]?\s*(?:is\s+|with\s+)?(?:the\s+)?$")
 # "committing 9 and starting 10": a bare number after a verb of moving on.
 START_BARE_RE = re.compile(
-    r"\b(?:starting(?:\s+on)?|start(?:\s+on)?|moving(?:\s+on)?\s+to|on to|then)\s+#?(\d+)\b",
-    re.IGNORECASE,
+    r"\b(?:starting(?:\s+on)?|start(?:\s+on)?|moving(?:\s+on)?\s+to|on to|then)\s+#?(\d+)\b"
 )
 START_CJK_RE = re.compile(
     r"(?:开始|进入|转到|接着做|接下来做|正在做|然后做|再做|去做|做)\s*(?:第\s*(\d+)\s*(?:个|项|项)"
@@ -189,14 +189,12 @@ START_CJK_RE = re.compile(
 # A sentence that opens with the piece and does not say it is done turns to it: "Issue 16:
 # GROUPING() type", "Issue 1.", "Issue 5 is the largest so far", "第 14 个问题：…".
 HEADING_RE = re.compile(
-    rf"^[\s*_#>-]*(?:{_NUM_REF}|{_PART_REF}|{_CJK_REF}(?:问题|任务|事项)?)(?!\s*(?:and|or|&|,|–|-)\s*\d)",
-    re.IGNORECASE,
+    rf"^[\s*_#>-]*(?:{_NUM_REF}|{_PART_REF}|{_CJK_REF}(?:问题|任务|事项)?)(?!\s*(?:and|or|&|,|–|-)\s*\d)"
 )
 # "before moving on to issue 22", "a checkpoint before Issue 11": the move is announced for later.
 DEFER_RE = re.compile(
     rf"\b(?:before|after)\s+(?:(?:i\s+)?(?:moving|move|going|turning|starting|continuing|"
-    rf"proceeding)(?:\s+on)?(?:\s+(?:to|with))?\s+)?(?:the\s+)?(?:{_NUM_REF}|{_PART_REF})",
-    re.IGNORECASE,
+    rf"proceeding)(?:\s+on)?(?:\s+(?:to|with))?\s+)?(?:the\s+)?(?:{_NUM_REF}|{_PART_REF})"
 )
 _DONE = (
     r"done|pass(?:es|ed|ing)?|fixed|complete[ds]?|finished|committed|resolved|confirmed|"
@@ -245,26 +243,47 @@ def _piece_ids(match: re.Match[str]) -> str | None:
 
 def piece_refs(text: str) -> list[str]:
     """Every piece the text names, in order: ``issue 4`` → ``"4"``, ``part (b)`` → ``"b"``."""
+    if not _MAYBE_PIECE.search(text):
+        return []
     found = []
-    for match in PIECE_RE.finditer(text):
+    for match in PIECE_RE.finditer(text.lower()):
         ident = _piece_ids(match)
         if ident:
             found.append(ident)
     return found
 
 
+# Every piece reference has a digit, a part letter or 第: texts without them are skipped cheaply.
+_MAYBE_PIECE = re.compile(r"\d|\bparts?\b|第", re.IGNORECASE)
+
+
+@lru_cache(maxsize=8192)
+def _starts_of(text: str) -> tuple[str, ...]:
+    text = text[:TEXT_LIMIT]
+    return tuple(started_pieces(text)) if _MAYBE_PIECE.search(text) else ()
+
+
 def started_pieces(text: str) -> list[str]:
     """The pieces the text says it turns to, in order (announced-for-later moves left out)."""
-    cleaned = DEFER_RE.sub(" ", text)
+    lowered = text.lower()
+    if not _MAYBE_PIECE.search(lowered):
+        return []
+    cleaned = DEFER_RE.sub(" ", lowered)
+    refs = list(PIECE_RE.finditer(cleaned))
+    if not refs:
+        return []
     found: list[tuple[int, str]] = []
-    for regex in (START_RE, START_CJK_RE):
-        for match in regex.finditer(cleaned):
+    for match in refs:
+        ident = _piece_ids(match)
+        if ident and START_BEFORE_RE.search(cleaned, max(0, match.start() - 48), match.start()):
+            found.append((match.start(), ident))
+    if "第" in cleaned or "问题" in cleaned or "任务" in cleaned:
+        for match in START_CJK_RE.finditer(cleaned):
             ident = _piece_ids(match)
             if ident:
                 found.append((match.start(), ident))
-    if PIECE_RE.search(cleaned):
-        for match in START_BARE_RE.finditer(cleaned):
-            found.append((match.start(), match.group(1)))
+    for match in START_BARE_RE.finditer(cleaned):
+        found.append((match.start(), match.group(1)))
     offset = 0
     for sentence in sentences(cleaned):
         where = cleaned.find(sentence, offset)
@@ -294,10 +313,21 @@ class Completion:
     unnamed: bool = False  # "Oracle passes": done, but which piece is not said
 
 
+# Any word that can start a finishing claim; a text without one is not read sentence by sentence.
+_DONE_HINT = re.compile(
+    rf"\b(?:{_DONE}|good|perfect|great|all good)\b|{DONE_CJK_RE.pattern}|{COMMIT_WORD_RE.pattern}",
+    re.IGNORECASE,
+)
+
+
 def completions(text: str) -> list[Completion]:
     """What the text says is finished. A commit of the work counts as finishing it."""
-    out = []
-    for sentence in sentences(DEFER_RE.sub(" ", text)):
+    out: list[Completion] = []
+    if not _DONE_HINT.search(text):
+        return out  # most messages say nothing is finished: skip the sentence-by-sentence read
+    for sentence in sentences(DEFER_RE.sub(" ", text.lower())):
+        if not _DONE_HINT.search(sentence):
+            continue
         refs = tuple(piece_refs(sentence))
         if GENERIC_DONE_RE.match(sentence):
             out.append(Completion((), True))
@@ -318,7 +348,7 @@ class TextFacts:
 @lru_cache(maxsize=8192)
 def _text_facts(text: str) -> TextFacts:
     text = text[:TEXT_LIMIT]
-    return TextFacts(tuple(started_pieces(text)), tuple(completions(text)), tuple(piece_refs(text)))
+    return TextFacts(_starts_of(text), tuple(completions(text)), tuple(piece_refs(text)))
 
 
 def asks_person(step: Step) -> bool:
@@ -342,9 +372,19 @@ _READ_ONLY_GIT = frozenset(
     "status log diff show blame branch rev-parse ls-files grep remote".split()
 )
 _COMMIT_RE = re.compile(r"\bgit\s+(?:-C\s+\S+\s+)?commit\b")
-_WRITES_RE = re.compile(
-    r"(?<![2&>=-])>(?!&|\s*/dev/null)|\bsed\s+-i\b|\.write\(|\btee\b|\bpatch\b|\brm\b|\bmv\b"
-)
+
+
+_REDIRECT_RE = re.compile(r"(?<![2&>=-])>(?!&|\s*/dev/null)")
+_WRITE_WORDS_RE = re.compile(r"\b(?:sed\s+-i|tee|patch|rm|mv)\b")
+
+
+def _writes(command: str) -> bool:
+    """Whether a shell command changes files (cheap substring checks before each pattern)."""
+    if ".write(" in command:
+        return True
+    if ">" in command and _REDIRECT_RE.search(command):
+        return True
+    return bool(_WRITE_WORDS_RE.search(command))
 
 
 @lru_cache(maxsize=8192)
@@ -354,8 +394,7 @@ def _bash_kind(command: str) -> str:
         return "commit"
     if not command.strip():
         return "other"
-    writes = bool(_WRITES_RE.search(command))
-    if writes:
+    if _writes(command):
         return "write"
     for part in re.split(r"&&|\|\||[;|\n]", command):
         words = part.strip().split()
@@ -399,6 +438,7 @@ def clear_caches() -> None:
     """Forget cached parses (the benchmark times each step cold)."""
     _bash_kind.cache_clear()
     _text_facts.cache_clear()
+    _starts_of.cache_clear()
 
 
 class TaskList:
@@ -466,13 +506,17 @@ def _follow(history: Sequence[Message]) -> _Thread:
     # The piece in hand is the last one the assistant turned to, so reading starts there; only the
     # task list needs every earlier call. This keeps a long session's step under a few ms.
     anchor = 0
+    texts_read = 0
     for index in range(len(history) - 1, -1, -1):
         message = history[index]
-        if (
-            message.role == "assistant"
-            and message.text.strip()
-            and _text_facts(message.text).starts
-        ):
+        if message.role != "assistant" or not message.text.strip():
+            continue
+        texts_read += 1
+        if _starts_of(message.text):
+            anchor = index
+            break
+        if texts_read >= LOOKBACK_TEXTS:
+            # No piece named for this long: which one is in hand is unknown.
             anchor = index
             break
     for message in history[:anchor]:

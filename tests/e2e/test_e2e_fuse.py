@@ -126,3 +126,28 @@ def test_automatic_compaction_keeps_every_fact(session: ClaudeSession) -> None:
     # Claude Code itself recorded the compaction as automatic.
     boundaries = [r for r in session.records() if r.get("subtype") == "compact_boundary"]
     assert boundaries[-1]["compactMetadata"]["trigger"] == "auto"
+
+
+def test_prime_at_startup_brings_the_ledgers_tasks_into_a_new_session(
+    session: ClaudeSession,
+) -> None:
+    goal = "Migrate the billing exports to UTF-8"
+    assert gitledger(session, "init").returncode == 0
+    created = gitledger(session, "task", "create", goal, "--json")
+    assert created.returncode == 0, created.stdout + created.stderr
+    install_plugin(session)
+    session.standin.script(Reply([text("Hello.")]))
+    session.run("What should I work on?")
+    first = session.standin.of_kind("main")[0]
+    assert goal in first.messages_text()
+    startup = [r for r in session.hook_runs() if r["hookName"] == "SessionStart:startup"]
+    assert startup and startup[0]["exitCode"] == 0
+
+
+def test_without_a_ledger_the_plugin_says_how_to_start_one(session: ClaudeSession) -> None:
+    install_plugin(session)
+    session.standin.script(Reply([text("Hello.")]))
+    session.run("Hello")
+    startup = [r for r in session.hook_runs() if r["hookName"] == "SessionStart:startup"]
+    assert startup and startup[0]["exitCode"] == 0
+    assert "gitledger init" in session.standin.of_kind("main")[0].messages_text()

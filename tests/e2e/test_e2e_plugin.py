@@ -46,7 +46,7 @@ def recording_gitledger(session: ClaudeSession) -> Path:
         "stdin = sys.stdin.read()\n"
         f"with open({str(log)!r}, 'a') as f:\n"
         "    f.write(json.dumps({'argv': sys.argv[1:], 'stdin': stdin}) + '\\n')\n"
-        "if sys.argv[1:] == ['fuse', 'restore']:\n"
+        "if sys.argv[1:] == ['fuse', 'restore', '--hook']:\n"
         "    print(json.dumps({'hookSpecificOutput': {'hookEventName': 'SessionStart',\n"
         "        'additionalContext': 'RESTORED-BY-FAKE-LEDGER'}}))\n"
         "elif sys.argv[1:2] == ['prime']:\n"
@@ -76,13 +76,13 @@ def test_installed_plugin_wires_each_event_to_its_gitledger_command(
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     argvs = [c["argv"] for c in calls]
     assert argvs[0] == ["prime"]
-    assert ["fuse", "save"] in argvs and ["fuse", "restore"] in argvs
-    save = next(c for c in calls if c["argv"] == ["fuse", "save"])
+    assert ["fuse", "save", "--hook"] in argvs and ["fuse", "restore", "--hook"] in argvs
+    save = next(c for c in calls if c["argv"] == ["fuse", "save", "--hook"])
     payload = json.loads(save["stdin"])
     assert payload["hook_event_name"] == "PreCompact"
     assert payload["trigger"] == "manual"
     assert Path(payload["transcript_path"]) == session.transcript
-    restore = [json.loads(c["stdin"]) for c in calls if c["argv"] == ["fuse", "restore"]]
+    restore = [json.loads(c["stdin"]) for c in calls if c["argv"] == ["fuse", "restore", "--hook"]]
     assert {r["source"] for r in restore} >= {"compact"}
 
 

@@ -20,7 +20,7 @@ compacting now loses nothing live) or ``SAME``. The deterministic rules, in orde
 
 Rule 2 needs "the piece in hand": the last piece the assistant said it was turning to, read from
 its earlier messages in the current context. Saying again that it is on issue 4 is not a move.
-A SAME that mentions pieces or finishing without a move is marked ``unsure``: those are the steps
+A SAME that says a piece is finished, or names another piece, without a move is ``unsure``: those are the steps
 an optional model judge (``gitledger.judge_model``) is asked about; the rest cost nothing.
 
 **Not judged at all** (``gate``): the first step of a turn, a step with no text, a step right
@@ -589,7 +589,10 @@ def judge_rules(history: Sequence[Message], step: Step) -> Verdict:
             f"task-list item {completed[-1]} went to completed and item {moved_to[-1]} is next",
             "task-list",
         )
-    unsure = bool(facts.done or starts or completed or facts.refs)
+    # Unsure, and worth a model's look: the step says a piece (or the piece in hand) is finished,
+    # names another piece without closing one, or completes a task-list item. "Tests pass" alone,
+    # or a number in passing, is work inside a piece.
+    unsure = bool([d for d in facts.done if not d.unnamed] or starts or completed)
     if facts.done:
         reason = "a piece is finished but the step does not move to another (checking, tidying, or the last one)"
     elif starts:

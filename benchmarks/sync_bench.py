@@ -1,0 +1,235 @@
+"""Backup, restore and sync of a large ledger through a real `git daemon`, against plain git.
+
+What it measures, all in one run on loopback:
+
+1. first backup of N tasks (gitledger backup) and the same refs pushed by plain
+   `git push URL 'refs/gitledger/*:refs/gitledger/*'` into another empty repository;
+2. restore into a fresh ledger (gitledger restore, which also verifies every object and record),
+   and plain `git fetch URL 'refs/gitledger/*:refs/gitledger/*'` into an empty bare repository;
+3. REPS rounds of: 1% of the tasks changed on each of two clones (disjoint tasks), then
+   sync A, sync B, sync A (A's changes up, B's down and up, A's down); the plain-git twin does the
+   same transfer with copies of both clones made before the round: push A, fetch+push B, fetch A.
+
+Seconds are wall time of the library call (in-process, no CLI start-up); objects are what
+libgit2 (gitledger) or git (plain, the "Total N" of its pack) sent. Prints a table; --json FILE
+writes the figures.
+
+    python benchmarks/sync_bench.py --tasks 10000 --reps 3 --json sync.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from gitledger import sync
+from gitledger.index import import_tasks
+from gitledger.ledger import Ledger
+
+PLAIN_SPEC = "refs/gitledger/*:refs/gitledger/*"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_daemon(base: Path) -> tuple[subprocess.Popen[bytes], int]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            "git",
+            "daemon",
+            "--reuseaddr",
+            f"--base-path={base}",
+            "--export-all",
+            "--enable=receive-pack",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            str(base),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    for _ in range(200):
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return proc, port
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("git daemon did not start")
+
+
+def bare(path: Path) -> None:
+    subprocess.run(["git", "init", "-q", "--bare", str(path)], check=True)
+
+
+def git(git_dir: Path, *args: str, may_refuse: bool = False) -> tuple[float, int]:
+    """Run plain git; returns seconds and the object count of the pack it sent or received.
+
+    ``may_refuse``: a plain fetch refuses (exit 1) refs where the local side is ahead, which is
+    what it should do; anything else is a failure.
+    """
+    started = time.perf_counter()
+    done = subprocess.run(
+        ["git", "--git-dir", str(git_dir), *args],
+        capture_output=True,
+        text=True,
+    )
+    seconds = time.perf_counter() - started
+    refused_only = may_refuse and all(
+        "[rejected]" in line or not line.startswith(" ! ")
+        for line in done.stderr.splitlines()
+        if "error:" in line or line.startswith(" ! ")
+    )
+    if done.returncode != 0 and not (done.returncode == 1 and refused_only):
+        raise RuntimeError(f"git {' '.join(args)} failed: {done.stderr}")
+    found = re.findall(r"Total (\d+)", done.stderr)
+    return seconds, int(found[-1]) if found else 0
+
+
+def change(ledger: Ledger, ids: list[str], tag: str) -> None:
+    for task_id in ids:
+        ledger.update(task_id, notes=[f"{tag} note"], next=f"{tag} next")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=10_000)
+    parser.add_argument("--percent", type=float, default=1.0)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--json", dest="json_file", type=Path)
+    args = parser.parse_args()
+
+    work = Path(tempfile.mkdtemp(prefix="gitledger-sync-bench-"))
+    os.environ.setdefault("GIT_AUTHOR_NAME", "bench")
+    os.environ.setdefault("GIT_AUTHOR_EMAIL", "bench@example.com")
+    served = work / "served"
+    served.mkdir()
+    proc, port = start_daemon(served)
+    url = f"git://127.0.0.1:{port}/ledger.git"
+    plain_url = f"git://127.0.0.1:{port}/plain.git"
+    figures: dict[str, Any] = {"tasks": args.tasks, "percent": args.percent, "reps": args.reps}
+    try:
+        a = Ledger.open(work / "a", create=True, actor="alice")
+        lines = [
+            json.dumps({"goal": f"task {i}", "next": f"step {i}", "labels": ["bench"]})
+            for i in range(args.tasks)
+        ]
+        started = time.perf_counter()
+        import_tasks(a, lines)
+        figures["build_s"] = time.perf_counter() - started
+        ids = [t_ref.rsplit("/", 1)[1] for t_ref, _ in a.store.refs("refs/gitledger/tasks/")]
+
+        bare(served / "ledger.git")
+        bare(served / "plain.git")
+        report = sync.backup(a, url)
+        figures["backup"] = {"s": report.seconds, "objects": report.pushed_objects}
+        s, objects = git(a.path, "push", "--progress", "--no-verify", plain_url, PLAIN_SPEC)
+        figures["backup_plain"] = {"s": s, "objects": objects}
+
+        b = Ledger.open(work / "b", create=True, actor="bob")
+        report = sync.restore(b, url)
+        assert report.verified and len(report.created) == args.tasks, report.problems
+        started = time.perf_counter()
+        b.verify()
+        verify_s = time.perf_counter() - started
+        figures["restore"] = {
+            "s": report.seconds,
+            "verify_s": verify_s,
+            "objects": report.fetched_objects,
+        }
+        bare(work / "plain-restore.git")
+        s, objects = git(work / "plain-restore.git", "fetch", "--progress", plain_url, PLAIN_SPEC)
+        figures["restore_plain"] = {"s": s, "objects": objects}
+
+        rng = random.Random(5)
+        count = max(1, int(args.tasks * args.percent / 100))
+        rounds: list[dict[str, float]] = []
+        for rep in range(args.reps):
+            picked = rng.sample(ids, 2 * count)
+            change(a, picked[:count], f"a{rep}")
+            change(b, picked[count:], f"b{rep}")
+            # The plain-git twin starts from the same state: copies of both clones and the remote.
+            pa, pb = work / f"pa{rep}", work / f"pb{rep}"
+            shutil.copytree(a.path, pa)
+            shutil.copytree(b.path, pb)
+            shutil.rmtree(served / "plain.git")
+            shutil.copytree(served / "ledger.git", served / "plain.git")
+
+            r1 = sync.sync(a, url)
+            r2 = sync.sync(b, url)
+            r3 = sync.sync(a, url)
+            assert dict(a.store.refs("refs/gitledger/")) == dict(b.store.refs("refs/gitledger/"))
+            ours_s = r1.seconds + r2.seconds + r3.seconds
+            ours_sent = r1.pushed_objects + r2.pushed_objects + r3.pushed_objects
+            ours_pushed = len(r1.pushed) + len(r2.pushed) + len(r3.pushed)
+
+            s1, o1 = git(pa, "push", "--progress", "--no-verify", plain_url, PLAIN_SPEC)
+            s2, _ = git(pb, "fetch", "--progress", plain_url, PLAIN_SPEC, may_refuse=True)
+            s3, o3 = git(pb, "push", "--progress", "--no-verify", plain_url, PLAIN_SPEC)
+            s4, _ = git(pa, "fetch", "--progress", plain_url, PLAIN_SPEC, may_refuse=True)
+            rounds.append(
+                {
+                    "sync_s": ours_s,
+                    "sync_objects_sent": ours_sent,
+                    "sync_refs_pushed": ours_pushed,
+                    "sync_merged": len(r1.merged) + len(r2.merged) + len(r3.merged),
+                    "plain_s": s1 + s2 + s3 + s4,
+                    "plain_objects_sent": o1 + o3,
+                }
+            )
+            shutil.rmtree(pa)
+            shutil.rmtree(pb)
+        figures["rounds"] = rounds
+        med = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
+        figures["round_median"] = med
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+    def row(name: str, ours: dict[str, Any], plain: dict[str, Any]) -> str:
+        ratio = ours["s"] / plain["s"] if plain["s"] else float("nan")
+        return (
+            f"{name:<34} {ours['s']:>8.2f} {plain['s']:>8.2f} {ratio:>6.2f}x "
+            f"{ours.get('objects', 0):>8} {plain.get('objects', 0):>8}"
+        )
+
+    med = figures["round_median"]
+    print(f"{args.tasks:,} tasks, {args.percent}% changed per clone, {args.reps} rounds")
+    print(f"{'':<34} {'ours s':>8} {'git s':>8} {'ratio':>7} {'ours obj':>8} {'git obj':>8}")
+    print(row("first backup (push)", figures["backup"], figures["backup_plain"]))
+    print(row("restore (fetch; ours + verify)", figures["restore"], figures["restore_plain"]))
+    print(
+        row(
+            "1% on two clones, sync x3 (median)",
+            {"s": med["sync_s"], "objects": int(med["sync_objects_sent"])},
+            {"s": med["plain_s"], "objects": int(med["plain_objects_sent"])},
+        )
+    )
+    print(
+        f"restore's verify alone: {figures['restore']['verify_s']:.2f} s; refs pushed per round "
+        f"(median): {med['sync_refs_pushed']:.0f}; build by import: {figures['build_s']:.1f} s"
+    )
+    if args.json_file:
+        args.json_file.write_text(json.dumps(figures, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

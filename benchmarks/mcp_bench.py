@@ -87,7 +87,9 @@ def build_ledger(path: Path, size: int) -> str:
     return anchor.id
 
 
-async def mcp_latency(anchor: str, calls: int, search_calls: int) -> dict[str, list[float]]:
+async def mcp_latency(
+    anchor: str, calls: int, search_calls: int, mixed_calls: int
+) -> dict[str, list[float]]:
     from mcp import Client, StdioServerParameters
 
     params = StdioServerParameters(
@@ -113,6 +115,17 @@ async def mcp_latency(anchor: str, calls: int, search_calls: int) -> dict[str, l
                 times.append((time.perf_counter() - t0) * 1000)
                 assert not result.is_error, result.structured_content
             out[name] = times
+        # An agent's rhythm: write, then read the handoff back. The read comes right after a ref
+        # moved, so it also pays for bringing the index up to date.
+        times = []
+        for i in range(mixed_calls):
+            result = await client.call_tool("task_update", {"id": anchor, "next": f"mixed {i}"})
+            assert not result.is_error, result.structured_content
+            t0 = time.perf_counter()
+            result = await client.call_tool("task_context", {"id": anchor})
+            times.append((time.perf_counter() - t0) * 1000)
+            assert not result.is_error, result.structured_content
+        out["context after update"] = times
     return out
 
 
@@ -166,6 +179,9 @@ def main() -> None:
         "--search-calls", type=int, default=None, help="MCP search calls (default: --calls)"
     )
     parser.add_argument("--cli-calls", type=int, default=20, help="CLI processes per operation")
+    parser.add_argument(
+        "--mixed-calls", type=int, default=50, help="update-then-context pairs over MCP"
+    )
     parser.add_argument("--json", dest="json_file", help="Also write the results here.")
     parser.add_argument("--keep", action="store_true", help="Keep the ledgers (prints where).")
     args = parser.parse_args()
@@ -179,7 +195,9 @@ def main() -> None:
         workdir = Path(tempfile.mkdtemp(prefix=f"mcp-bench-{size}-"))
         try:
             anchor = build_ledger(workdir / "ledger", size)
-            mcp = asyncio.run(mcp_latency(anchor, args.calls, args.search_calls or args.calls))
+            mcp = asyncio.run(
+                mcp_latency(anchor, args.calls, args.search_calls or args.calls, args.mixed_calls)
+            )
             cli = cli_latency(anchor, args.cli_calls)
             rows: dict[str, Any] = {}
             for op in ("context", "show", "search", "update"):
@@ -199,7 +217,20 @@ def main() -> None:
                     f"{len(m):>4}   {row['cli_median_ms']:>8.1f} {row['cli_p95_ms']:>8.1f} "
                     f"{len(c):>4}   {row['cli_over_mcp']:>6.0f}x"
                 )
+            mixed = mcp["context after update"]
+            if mixed:
+                rows["context after update"] = {
+                    "mcp_median_ms": statistics.median(mixed),
+                    "mcp_p95_ms": percentile(mixed, 0.95),
+                    "mcp_calls": len(mixed),
+                }
+                print(
+                    f"{size:>8} {'ctx+upd':<8} {statistics.median(mixed):>8.2f} "
+                    f"{percentile(mixed, 0.95):>8.2f} {len(mixed):>4}   (context read right "
+                    f"after an update)"
+                )
             results["sizes"][str(size)] = rows
+            sys.stdout.flush()
         finally:
             if args.keep:
                 sys.stderr.write(f"kept {workdir}\n")

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from claude_harness import E2E_DIR
-from codex_standin import CodexReply, CodexStandIn
+from codex_standin import CodexReply, CodexRequest, CodexStandIn
 
 pytestmark = pytest.mark.e2e
 
@@ -144,3 +145,53 @@ def test_codex_auto_compaction_fires_the_hooks_and_injects_session_start_context
     pre = next(p for p in payloads if p["hook_event_name"] == "PreCompact")
     assert Path(str(pre["transcript_path"])).is_file()
     assert Path(str(pre["cwd"])).resolve() == session.project.resolve()
+
+
+GOAL = "Add a CSV export to the invoices page of the billing app."
+CONSTRAINT = "Do not add pandas as a dependency; use only the standard library csv module."
+DECISION = (
+    "We decided to use semicolons as the delimiter, because the accounting team opens the files "
+    "in German Excel, where the comma is the decimal separator."
+)
+# Codex keeps the user's own messages across compaction; what the assistant said goes.
+ASSISTANT_PROBES = {"decision": "semicolon", "decision's reason": "German Excel"}
+
+
+def play_and_compact(session: CodexSession) -> CodexRequest:
+    s = session.standin
+    s.script("I will plan the export.", "Understood.", DECISION)
+    session.run(GOAL)
+    session.run(CONSTRAINT)
+    session.run("Which delimiter should the export use?")
+    s.script(CodexReply("Next I will wire up the toolbar.", input_tokens=9_000))
+    session.run("Good, go on.")
+    mark = s.mark()
+    s.script("Continuing.")
+    session.run("Continue.")
+    assert s.since(mark, "compact"), "Codex did not compact by itself"
+    return s.since(mark, "main")[0]
+
+
+def test_codex_with_the_fuse_keeps_what_the_assistant_decided(
+    codex_bin: Path, codex_standin: CodexStandIn, tmp_path: Path
+) -> None:
+    bare = CodexSession(codex_bin, codex_standin, tmp_path / "bare")
+    without = play_and_compact(bare).text()
+    assert GOAL in without and CONSTRAINT in without  # Codex keeps user messages itself
+    assert all(p not in without for p in ASSISTANT_PROBES.values())
+
+    session = CodexSession(codex_bin, codex_standin, tmp_path / "fused")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CODEX_")}
+    env.update(HOME=str(session.home))
+    done = subprocess.run(
+        [sys.executable, "-m", "gitledger", "fuse", "setup", "--agent", "codex", "--write"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (session.codex_home / "hooks.json").is_file()
+    after = play_and_compact(session).text()
+    for fact, probe in ASSISTANT_PROBES.items():
+        assert probe in after, f"the fuse lost the {fact}"

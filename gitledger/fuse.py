@@ -108,6 +108,7 @@ class Snapshot:
     subagent_results: list[SubagentResult] = field(default_factory=list)
     recent_requests: list[str] = field(default_factory=list)
     left_off: str = ""
+    plan: str = ""  # the latest list of steps the assistant wrote (the plan it was following)
     last_action: str = ""
     files_edited: list[str] = field(default_factory=list)
     specs: list[Spec] = field(default_factory=list)
@@ -224,6 +225,12 @@ class _Recent:
     def values(self) -> list[str]:
         return list(self.items.values())
 
+    def replace(self, key: str, text: str) -> None:
+        """Change the text kept under ``key`` (where it was added with that key)."""
+        norm = _norm(key)[:200]
+        if norm in self.items:
+            self.items[norm] = text
+
 
 # --- extraction rules ---------------------------------------------------------------------------
 
@@ -288,9 +295,26 @@ _DECISION_RE = re.compile(
 )
 _FINDING_RE = re.compile(
     r"\b(root cause|turns out|found that|the (issue|problem|bug|cause|culprit) (is|was)|"
-    r"the fix (is|was)|this means|which means|confirmed that|is caused by|was caused by)\b",
+    r"the fix (is|was)|this means|which means|confirmed that|is caused by|was caused by|"
+    r"doesn'?t support|does not support|not supported|false positive|isn'?t recognized|"
+    r"needs? \S{1,40} as a (test |dev )?dependency)\b",
     re.I,
 )
+# Task trackers read and changed from the shell (beads: ``bd``). Their items are open work.
+_BD_READY_RE = re.compile(r"^\s*\d+\.\s+\[[^\]]*\]\s+\[(\w+)\]\s+([\w.-]+):\s+(.+)$", re.M)
+_BD_LIST_RE = re.compile(
+    r"^\s*[○◐●✓]\s+([\w.-]+)\s+\[[^\]]*\]\s+\[(\w+)\]\s+-\s+(.+?)(?:\s+\(blocked by:.*\))?\s*$",
+    re.M,
+)
+_BD_SHOW_RE = re.compile(r"^\s*[○◐●✓]\s+([\w.-]+)\s+·\s+(.+?)\s+\[[^\]]*·\s*([\w ]+)\]\s*$", re.M)
+_BD_CHILD_RE = re.compile(r"^\s*↳\s*([○◐●✓])\s+([\w.-]+):\s+(.+?)(?:\s+●\s*P\d)?\s*$", re.M)
+_BD_SYMBOL_STATUS = {"○": "open", "◐": "in_progress", "●": "blocked", "✓": "closed"}
+_BD_UPDATE_RE = re.compile(r"\bbd update ((?:[\w.-]+\s+)+)--status[ =](\w+)")
+_BD_CLOSE_RE = re.compile(
+    r"\bbd close ((?:[\w.-]+\s*)+?)(?:\s+--reason[ =](?:\"([^\"]*)\"|'([^']*)'|(\S+)))?(?=\s*(?:$|&&|;|\||2>))",
+    re.M,
+)
+_PLAN_ITEM_RE = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+\S", re.M)
 _REASON_RE = re.compile(
     r"\b(because|since|so that|due to|as a result|which means|otherwise)\b", re.I
 )
@@ -412,6 +436,29 @@ def _parse_spec(ref: str, text: str) -> Spec | None:
     return Spec(ref=ref, title=title[:200], criteria=criteria, constraints=constraints)
 
 
+def _command_head(name: str, data: dict[str, Any]) -> str:
+    """What identifies 'the same kind of command' for a failure and its fix: tool and 2 words."""
+    command = data.get("command") or data.get("cmd")
+    if isinstance(command, list):
+        command = " ".join(str(c) for c in command)
+    if not isinstance(command, str):
+        return ""
+    words = [w for w in command.split() if not w.startswith(("-", "2>", ">", "&"))]
+    return f"{name} {' '.join(words[:2])}" if words else ""
+
+
+def _split_specs(ref: str, text: str) -> list[tuple[str, str]]:
+    """One tracker command may print several items (``bd show a; bd show b``): one spec each."""
+    heads = list(_BD_SHOW_RE.finditer(text))
+    if len(heads) < 2:
+        return [(ref, text)]
+    out = []
+    for n, head in enumerate(heads):
+        end = heads[n + 1].start() if n + 1 < len(heads) else len(text)
+        out.append((f"bd show {head.group(1)}", text[head.start() : end]))
+    return out
+
+
 def _relative(path: str, cwd: str | None) -> str:
     if cwd and path.startswith(cwd.rstrip("/") + "/"):
         return path[len(cwd.rstrip("/")) + 1 :]
@@ -457,6 +504,11 @@ class Extractor:
         self.had_item_tools = False
         self.previous_items = list(previous.open_items) if previous else []
         self.pending_calls: OrderedDict[str, tuple[str, dict[str, Any]]] = OrderedDict()
+        self.tracker: OrderedDict[str, OpenItem] = OrderedDict()
+        self.epics: set[str] = set()
+        self.touched = ""  # the tracker item last updated or closed
+        self.failed: dict[str, tuple[str, str]] = {}  # command head -> (pitfall key, text)
+        self.plan = previous.plan if previous else ""
         self.left_off = ""
         self.last_action = ""
         self.task_id = previous.task_id if previous else None
@@ -522,6 +574,8 @@ class Extractor:
     def _assistant(self, event: Event) -> None:
         if event.text.strip():
             self.left_off = clean(event.text)[:ITEM_CHARS]
+            if len(event.text) >= 150 and len(_PLAN_ITEM_RE.findall(event.text)) >= 3:
+                self.plan = clean(event.text)[:ITEM_CHARS]
             for sentence in _sentences(event.text):
                 if len(sentence) < 25:
                     continue
@@ -640,7 +694,18 @@ class Extractor:
                 summary = _call_summary(name, data)[:100]
                 # the same command failing again replaces its older failure
                 self.pitfalls.add(f"{summary} failed: {line}", key=summary)
+                head = _command_head(name, data)
+                if head:
+                    self.failed[head] = (summary, f"{summary} failed: {line}")
             return
+        head = _command_head(name, data)
+        if head and head in self.failed:
+            key, text = self.failed.pop(head)
+            summary = _call_summary(name, data)[:100]
+            if _norm(summary) != _norm(key):
+                self.pitfalls.replace(key, f"{text}; then worked: {summary}")
+        if name in {"Bash", "shell", "exec_command", "run_shell_command"}:
+            self._tracker(data, event.text)
         spec_ref = None
         if name in {"Bash", "shell", "exec_command", "run_shell_command"}:
             command = data.get("command") or data.get("cmd")
@@ -655,12 +720,54 @@ class Extractor:
             if isinstance(path, str) and _SPEC_FILE_RE.search(path):
                 spec_ref = _relative(path, self.cwd)
         if spec_ref:
-            spec = _parse_spec(spec_ref, event.text)
-            if spec:
-                self.specs.pop(spec_ref, None)
-                self.specs[spec_ref] = spec
-                while len(self.specs) > KEEP_SPECS:
-                    self.specs.popitem(last=False)
+            for ref, text in _split_specs(spec_ref, event.text):
+                spec = _parse_spec(ref, text)
+                if spec:
+                    self.specs.pop(ref, None)
+                    self.specs[ref] = spec
+                    while len(self.specs) > KEEP_SPECS:
+                        self.specs.popitem(last=False)
+
+    def _tracker(self, data: dict[str, Any], output: str) -> None:
+        """Items of a task tracker driven from the shell (beads), as open work."""
+        command = data.get("command") or data.get("cmd")
+        if isinstance(command, list):
+            command = " ".join(str(c) for c in command)
+        if not isinstance(command, str) or "bd " not in command:
+            return
+        for kind, item_id, title in _BD_READY_RE.findall(output):
+            self._track(item_id, title, "open", kind)
+        for item_id, kind, title in _BD_LIST_RE.findall(output):
+            self._track(item_id, title, "open", kind)
+        for symbol, item_id, title in _BD_CHILD_RE.findall(output):
+            self._track(item_id, title, _BD_SYMBOL_STATUS.get(symbol, "open"))
+        for item_id, title, status in _BD_SHOW_RE.findall(output):
+            self._track(item_id, title, status.strip().lower().replace(" ", "_"))
+        for ids, status in _BD_UPDATE_RE.findall(command):
+            for item_id in ids.split():
+                self._track(item_id, None, status.lower())
+                self.touched = item_id
+        for ids, *reasons in _BD_CLOSE_RE.findall(command):
+            reason = next((r for r in reasons if r), "")
+            for item_id in ids.split():
+                self._track(item_id, None, "closed")
+                self.touched = item_id
+                if reason:
+                    self.decisions.add(f"Closed {item_id}: {clean(reason)[:360]}")
+
+    def _track(self, item_id: str, title: str | None, status: str, kind: str = "") -> None:
+        if kind == "epic":
+            self.epics.add(item_id)
+        item = self.tracker.pop(item_id, None) or OpenItem(text="", id=item_id)
+        if title:
+            item.text = clean(f"{item_id}: {title}")[:400]
+        elif not item.text:
+            item.text = item_id
+        if not (status == "open" and item.status not in {"pending", "open"}):
+            item.status = status  # a listing does not undo an update seen earlier
+        self.tracker[item_id] = item
+        while len(self.tracker) > 300:
+            self.tracker.popitem(last=False)
 
     def _task_reminder(self, content: Any) -> None:
         if not isinstance(content, list):
@@ -684,9 +791,25 @@ class Extractor:
         snap.source = self.source
         snap.goal = self.goal or self.summary_goal
         snap.goal_history = self.goal_history
-        if self.had_item_tools:
+        tracked = [
+            i
+            for i in self.tracker.values()
+            if i.status in _OPEN_STATUSES and i.id not in self.epics
+        ]
+        doing = [i for i in tracked if i.status in {"in_progress", "active"}]
+        focus = str(doing[-1].id) if doing else self.touched
+        if focus:
+            # the epic of the item in progress: its siblings are the open work, other epics not
+            prefix = focus.rsplit(".", 1)[0] if "." in focus else focus
+            tracked = [i for i in tracked if str(i.id).startswith(prefix)]
+            # specs of the item in progress come last, that is first when rendered
+            for ref in [r for r in self.specs if r.endswith(focus)]:
+                self.specs.move_to_end(ref)
+        tracked = tracked[-8:]
+        if self.had_item_tools or tracked:
             items = [i for i in self.todos if i.status in _OPEN_STATUSES]
             items += [i for i in self.tasks.values() if i.status in _OPEN_STATUSES]
+            items += tracked
         else:
             items = self.previous_items
         # in-progress first, then the rest in list order
@@ -697,6 +820,7 @@ class Extractor:
         snap.subagent_results = list(self.subagents)
         snap.recent_requests = list(self.requests)
         snap.left_off = self.left_off
+        snap.plan = self.plan if _norm(self.plan) != _norm(self.left_off) else ""
         snap.last_action = self.last_action
         snap.files_edited = self.files.values()
         snap.specs = list(self.specs.values())
@@ -790,6 +914,8 @@ def _sections(snap: Snapshot, task_lines: list[str]) -> list[_Section]:
     left = []
     if snap.left_off:
         left.append(clean(snap.left_off))
+    if snap.plan:
+        left.append("plan: " + clean(snap.plan))
     if snap.last_action:
         left.append("last action: " + clean(snap.last_action))
     agents = [f"{clean(r.agent)}: {clean(r.text)}" for r in reversed(snap.subagent_results)]

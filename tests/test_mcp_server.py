@@ -279,6 +279,12 @@ def test_errors_carry_the_cli_kind_and_message(ledger: Any) -> None:
             listed = {t.name for t in (await client.list_tools()).tools}
             if "task_context" in listed:
                 out["budget"] = await fail(client, "task_context", {"id": task.id, "budget": 10})
+            if "restore" in listed:
+                out["restore"] = await fail(client, "restore", {"source": "/no/such/ledger.git"})
+            if "backup" in listed:
+                out["backup"] = await fail(client, "backup", {"remote": "no-such-remote"})
+            if "fuse_restore" in listed:
+                out["fuse"] = await fail(client, "fuse_restore", {"session": "never-saved"})
             # Nothing above changed the task.
             assert (await call(client, "task_show", {"id": task.id}))["version"] == 1
         return out
@@ -303,6 +309,14 @@ def test_errors_carry_the_cli_kind_and_message(ledger: Any) -> None:
     if "budget" in out:
         assert out["budget"]["error"] in ("budget_too_small", "invalid_input")
         assert out["budget"] == cli_error("task", "context", task.id, "--budget", "10")
+
+    if "restore" in out:
+        assert out["restore"] == cli_error("restore", "/no/such/ledger.git")
+    if "backup" in out:
+        assert out["backup"]["error"] in ("invalid_input", "remote_error")
+        assert out["backup"] == cli_error("backup", "no-such-remote")
+    if "fuse" in out:
+        assert out["fuse"]["error"] == "not_found"
 
     # The same failures through the CLI: the same kind and the same message.
     assert out["not_found"] == cli_error("task", "show", "zzzzzzzz")

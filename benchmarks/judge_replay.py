@@ -96,6 +96,16 @@ def bootstrap(values: Sequence[int], rounds: int = 2000, seed: int = 8) -> tuple
     return (100 * means[int(0.025 * rounds)], 100 * means[int(0.975 * rounds) - 1])
 
 
+def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval, in percent: unlike the bootstrap it is not [0, 0] at 0 hits."""
+    if n == 0:
+        return (0.0, 0.0)
+    p = hits / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * ((p * (1 - p) / n + z * z / (4 * n * n)) ** 0.5) / (1 + z * z / n)
+    return (100 * max(0.0, centre - half), 100 * min(1.0, centre + half))
+
+
 def score(results: Sequence[Judged]) -> dict[str, Any]:
     by_set: dict[str, list[Judged]] = {}
     for item in results:
@@ -120,6 +130,8 @@ def score(results: Sequence[Judged]) -> dict[str, Any]:
         "false_next": sum(false_next),
         "false_next_pct": 100 * sum(false_next) / len(false_next) if false_next else 0.0,
         "false_next_ci": bootstrap(false_next),
+        "caught_wilson": wilson(sum(caught), len(caught)),
+        "false_next_wilson": wilson(sum(false_next), len(false_next)),
         "model_calls": len(judged_calls),
         # Steps the rules are unsure of: with --model these, and only these, go to the model.
         "unsure_steps": sum(1 for x in results if x.verdict.unsure),
@@ -182,6 +194,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{s['caught_ci'][0]:5.1f}–{s['caught_ci'][1]:5.1f}% {s['s_steps']:>8} "
                 f"{s['false_next']:>4} = {s['false_next_pct']:4.1f}%   "
                 f"{s['false_next_ci'][0]:4.1f}–{s['false_next_ci'][1]:4.1f}% {s['model_calls']:>11}"
+            )
+        for split in ("all", "dev", "held_out"):
+            s = figures[split]
+            print(
+                f"{split:<10} Wilson 95%: caught {s['caught_wilson'][0]:.1f}–"
+                f"{s['caught_wilson'][1]:.1f}%, false NEXT {s['false_next_wilson'][0]:.1f}–"
+                f"{s['false_next_wilson'][1]:.1f}%"
             )
         for split in ("all", "dev", "held_out"):
             s = figures[split]

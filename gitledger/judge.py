@@ -159,6 +159,21 @@ class Verdict:
         return asdict(self)
 
 
+class _Lazy:
+    """A pattern compiled on first use: the big ones cost ~10 ms each to compile, and most steps
+    (below the floor) never need them."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern = pattern
+        self.flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern, self.flags)
+        return getattr(self._compiled, name)
+
+
 # --- reading pieces out of text -------------------------------------------------------------
 
 _NOUN = r"(?:issues?|tasks?|items?|tickets?|bugs?|todos?|problems?|questions?|steps?|phases?)"
@@ -177,7 +192,7 @@ _START_WORDS = (
 )
 # "now issue 4", "moving on to task 2", "I'm on issue 5", "Next is Issue 25".
 # Read on the few words before each piece reference, which is much cheaper than the whole text.
-START_BEFORE_RE = re.compile(rf"\b(?:{_START_WORDS})\s*[:,]?\s*(?:is\s+|with\s+)?(?:the\s+)?$")
+START_BEFORE_RE: Any = _Lazy(rf"\b(?:{_START_WORDS})\s*[:,]?\s*(?:is\s+|with\s+)?(?:the\s+)?$")
 # "committing 9 and starting 10": a bare number after a verb of moving on.
 START_BARE_RE = re.compile(
     r"\b(?:starting(?:\s+on)?|start(?:\s+on)?|moving(?:\s+on)?\s+to|on to|then)\s+#?(\d+)\b"
@@ -188,7 +203,7 @@ START_CJK_RE = re.compile(
 )
 # A sentence that opens with the piece and does not say it is done turns to it: "Issue 16:
 # GROUPING() type", "Issue 1.", "Issue 5 is the largest so far", "第 14 个问题：…".
-HEADING_RE = re.compile(
+HEADING_RE: Any = _Lazy(
     rf"^[\s*_#>-]*(?:{_NUM_REF}|{_PART_REF}|{_CJK_REF}(?:问题|任务|事项)?)(?!\s*(?:and|or|&|,|–|-)\s*\d)"
 )
 # "before moving on to issue 22", "a checkpoint before Issue 11": the move is announced for later.
@@ -217,7 +232,7 @@ GENERIC_DONE_RE = re.compile(
     re.IGNORECASE,
 )
 # Asking the person, waiting on a decision, offering work not asked for.
-ASK_RE = re.compile(
+ASK_RE: Any = _Lazy(
     r"\b(?:would you like|do you want|should i|shall i|want me to|let me know|"
     r"which (?:one|option|approach|of these) (?:do|would|should)|please (?:confirm|choose|decide|"
     r"let me know|advise)|can you (?:confirm|tell|check|clarify)|could you (?:confirm|tell|check|"
@@ -1270,6 +1285,23 @@ def _write_json(
         "state.json": json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True).encode(),
     }
     ledger.store.write(refname, files, message, ledger.author(), [tip] if tip else [], tip)
+
+
+def config_at(path: Any) -> JudgeConfig:
+    """The settings of the ledger at ``path`` (a bare repository), or the defaults if it has
+    none. Reads the store directly: the step judge runs on every step of a session and should
+    not pay for loading the task model."""
+    from pathlib import Path
+
+    from .gitstore import GitStore
+
+    if not (Path(path) / "HEAD").exists():
+        return load_config(None)
+
+    class _Store:
+        store = GitStore(Path(path))
+
+    return load_config(_Store())
 
 
 def load_config(ledger: Any | None) -> JudgeConfig:

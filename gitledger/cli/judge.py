@@ -36,19 +36,15 @@ def _payload() -> dict[str, Any]:
     return value
 
 
-def _existing_ledger(ctx: click.Context) -> Ledger | None:
-    """The ledger in use if there is one; the step judge never creates one."""
+def _ledger_path(ctx: click.Context) -> Path | None:
+    """The ledger in use, if one exists; the step judge never creates one."""
     from .. import paths
-    from ..ledger import Ledger
 
     explicit = (ctx.find_root().obj or {}).get("ledger_path")
     if explicit:
-        path = Path(explicit)
-        return Ledger.open(path) if (path / "HEAD").exists() else None
+        return Path(explicit)
     location = paths.discover()
-    if location is None or not (location.path / "HEAD").exists():
-        return None
-    return Ledger.open(location.path)
+    return location.path if location is not None else None
 
 
 def _hook_ledger(ctx: click.Context, cwd: str | None) -> Ledger:
@@ -62,9 +58,10 @@ def _hook_ledger(ctx: click.Context, cwd: str | None) -> Ledger:
 
 
 def _config(ctx: click.Context) -> JudgeConfig:
-    from ..judge import load_config
+    from ..judge import config_at, load_config
 
-    return load_config(_existing_ledger(ctx))
+    path = _ledger_path(ctx)
+    return config_at(path) if path is not None else load_config(None)
 
 
 @click.group("judge")

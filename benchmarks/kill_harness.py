@@ -156,8 +156,10 @@ def _wait_for_lock(proc: subprocess.Popen[bytes], where: Path, target: str | Non
                 pass
 
 
-def run_one(attempt: Attempt, ledger: Path, duration: float, rng: random.Random) -> None:
+def run_one(attempt: Attempt, ledger: Path, duration: float, rng: random.Random) -> float:
+    """Run one attempt, killing it as its mode says; returns how long it ran."""
     env = _env(ledger, attempt.fsync)
+    started = time.perf_counter()
     proc = subprocess.Popen(
         _argv(attempt), env=env, cwd=ledger.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
@@ -167,7 +169,7 @@ def run_one(attempt: Attempt, ledger: Path, duration: float, rng: random.Random)
         delay = rng.uniform(0.8 * duration, 1.1 * duration)
     else:
         delay = 0.0
-        _wait_for_lock(proc, ledger / TASKS_DIR, attempt.target, 3 * duration)
+        _wait_for_lock(proc, ledger / TASKS_DIR, attempt.target, 120.0)
     if delay:
         try:
             proc.wait(timeout=delay)
@@ -177,6 +179,7 @@ def run_one(attempt: Attempt, ledger: Path, duration: float, rng: random.Random)
         proc.send_signal(signal.SIGKILL)
         attempt.killed = True
     out, err = proc.communicate()
+    elapsed = time.perf_counter() - started
     attempt.returncode = proc.returncode
     if proc.returncode == 0:
         try:
@@ -187,6 +190,7 @@ def run_one(attempt: Attempt, ledger: Path, duration: float, rng: random.Random)
             attempt.error = "exit 0 without a JSON task on stdout"
     elif not attempt.killed or proc.returncode != -signal.SIGKILL:
         attempt.error = err.decode("utf-8", "replace").strip()[-400:]
+    return elapsed
 
 
 def measure_duration(ledger: Path, target: str, runs: int = 3) -> float:
@@ -217,6 +221,7 @@ def run_kills(
     report = KillReport(kills_requested=kills, median_command_ms=round(duration * 1000, 1))
     attempts: list[Attempt] = []
     guard = threading.Lock()
+    completed: list[float] = []
     numbers = itertools.count(1)
 
     def worker(index: int) -> None:
@@ -238,9 +243,15 @@ def run_kills(
                 fsync=rng.random() < fsync_share,
                 target=rng.choice(mine) if op == "update" else None,
             )
-            run_one(attempt, ledger, duration, rng)
+            with guard:
+                # The machine's load changes; aim by how long recent commands took to finish.
+                recent = completed[-25:]
+                aim = statistics.median(recent) if len(recent) >= 5 else duration
+            elapsed = run_one(attempt, ledger, aim, rng)
             stale = attempt.target is not None and (ledger / TASKS_DIR / f"{attempt.target}.lock")
             with guard:
+                if not attempt.killed and attempt.returncode == 0:
+                    completed.append(elapsed)
                 attempts.append(attempt)
                 report.kills += attempt.killed
                 if attempt.killed and stale and stale.exists():

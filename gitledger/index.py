@@ -662,18 +662,21 @@ def _filters(
     return ("WHERE " + " AND ".join(clauses) if clauses else ""), args
 
 
-_WORD = re.compile(r"\w", re.UNICODE)
+_WORDS = re.compile(r"\w+", re.UNICODE)
 
 
 def plain_query(query: str) -> str | None:
-    """``query`` as plain words: each whitespace-separated piece a phrase, a trailing * kept."""
+    """``query`` as plain words, all required; a piece's trailing * still asks for a prefix.
+
+    A bare AND, OR, NOT or NEAR was an operator the query failed to use, not a word to find."""
     parts = []
     for piece in query.split():
-        prefix = piece.endswith("*")
-        text = piece.rstrip("*").replace('"', " ").strip()
-        if not _WORD.search(text):
+        if piece in ("AND", "OR", "NOT", "NEAR"):
             continue
-        parts.append(f'"{text}"' + ("*" if prefix else ""))
+        words = _WORDS.findall(piece)
+        parts += [f'"{w}"' for w in words]
+        if words and piece.endswith("*"):
+            parts[-1] += "*"
     return " ".join(parts) or None
 
 

@@ -1,0 +1,366 @@
+"""The derived index: kept current from the refs (other processes, plain git fetch), rebuilt when
+damaged, ranked search with snippets, and ready/blocked kept current incrementally."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gitledger.cli import cli as gitledger_cli
+from gitledger.index import INDEX_FILE, SCHEMA_VERSION, Index, ledger_index, plain_query
+from gitledger.ledger import Ledger, task_ref
+
+
+def git(path: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "--git-dir", str(path), *args], capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
+def finish(ledger: Ledger, task_id: str) -> None:
+    ledger.update(
+        task_id,
+        criteria="it works",
+        decisions=["criteria set"],
+        evidence=["checked"],
+        status="done",
+    )
+
+
+def age_refs(ledger: Ledger) -> None:
+    """Make the ref directory's mtime old, as if the last write was long ago (not racy)."""
+    past = time.time() - 60
+    tasks_dir = ledger.path / "refs" / "gitledger" / "tasks"
+    os.utime(tasks_dir, (past, past))
+
+
+def scan_ids(ledger_path: Path, method: str, *args: object) -> list[str]:
+    """The same listing through the ref-scanning fallback: the oracle for the index."""
+    os.environ["GITLEDGER_NO_INDEX"] = "1"
+    try:
+        plain = Ledger.open(ledger_path)
+        return [t.id for t in getattr(plain, method)(*args)]
+    finally:
+        del os.environ["GITLEDGER_NO_INDEX"]
+
+
+def test_index_lives_in_the_ledger_and_serves_listing(ledger: Ledger) -> None:
+    a = ledger.create("alpha", labels=["x"], owner="ann")
+    b = ledger.create("beta", parent=a.id)
+    assert {t.id for t in ledger.list_tasks()} == {a.id, b.id}
+    assert (ledger.path / INDEX_FILE).exists()
+    idx = ledger_index(ledger)
+    assert idx is not None and idx.status().tasks == 2
+    assert [t.id for t in ledger.list_tasks(label="x")] == [a.id]
+    assert [t.id for t in ledger.list_tasks(owner="ann")] == [a.id]
+    assert [t.id for t in ledger.children(a.id)] == [b.id]
+    assert [t.id for t in ledger.list_tasks(parent=a.id)] == [b.id]
+    assert sorted(t.id for t in ledger.tasks()) == sorted([a.id, b.id])
+
+
+def test_nothing_read_when_no_ref_moved(ledger: Ledger) -> None:
+    ledger.create("one")
+    age_refs(ledger)
+    idx = ledger_index(ledger)
+    assert idx is not None
+    idx.refresh()
+    assert idx.last_refresh.checked  # the fingerprint changed: it compared the tips
+    idx.refresh()
+    assert not idx.last_refresh.checked  # nothing moved: three stat calls, no ref read
+    ledger.create("two")
+    age_refs(ledger)
+    idx.refresh()
+    assert idx.last_refresh.checked and idx.last_refresh.changed == 1
+
+
+def test_kept_current_across_writes_from_another_process(ledger: Ledger, cli) -> None:  # type: ignore[no-untyped-def]
+    first = ledger.create("written here")
+    assert [t.id for t in ledger.inbox(10)] == [first.id]
+    out = cli("task", "create", "written by another process", "--json")
+    assert out.returncode == 0, out.stderr
+    other = json.loads(out.stdout)["id"]
+    assert {t.id for t in ledger.inbox(10)} == {first.id, other}
+    assert cli("task", "update", other, "--status", "active").returncode == 0
+    assert [t.id for t in ledger.inbox(10)][0] == other  # active ranks first
+    assert [t.id for t in ledger.search("another")] == [other]
+    done = cli("task", "update", first.id, "--status", "blocked", "--blocker", "waits on review")
+    assert done.returncode == 0, done.stderr
+    assert [t.status for t in ledger.inbox(10)] == ["active", "blocked"]
+    assert ledger.ready(10) == []
+
+
+def test_kept_current_across_a_plain_git_fetch(ledger: Ledger, tmp_path: Path) -> None:
+    mine = ledger.create("local task")
+    assert [t.id for t in ledger.list_tasks()] == [mine.id]
+    other = Ledger.open(tmp_path / "other", create=True)
+    fetched = [other.create(f"fetched task {n}", labels=["remote"]).id for n in range(3)]
+    git(ledger.path, "fetch", "--quiet", str(other.path), "+refs/gitledger/*:refs/gitledger/*")
+    assert {t.id for t in ledger.list_tasks()} == {mine.id, *fetched}
+    assert {t.id for t in ledger.search("fetched")} == set(fetched)
+    # A later version arriving by fetch replaces the indexed one.
+    other.update(fetched[0], status="active")
+    git(ledger.path, "fetch", "--quiet", str(other.path), "+refs/gitledger/*:refs/gitledger/*")
+    assert ledger.inbox(1)[0].id == fetched[0]
+    # So does a ref deleted by plain git, and a pack-refs that moves every ref into packed-refs.
+    git(ledger.path, "update-ref", "-d", task_ref(fetched[1]))
+    assert fetched[1] not in {t.id for t in ledger.list_tasks()}
+    git(ledger.path, "pack-refs", "--all")
+    assert {t.id for t in ledger.list_tasks()} == {mine.id, fetched[0], fetched[2]}
+    ledger.update(mine.id, notes=["after packing"])
+    assert [t.id for t in ledger.search("packing")] == [mine.id]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["delete", "garbage", "empty", "old-schema", "dropped-table"],
+)
+def test_missing_or_damaged_index_is_rebuilt_silently(ledger: Ledger, damage: str) -> None:
+    a = ledger.create("survives damage", labels=["keep"])
+    assert [t.id for t in ledger.search("damage")] == [a.id]
+    file = ledger.path / INDEX_FILE
+    idx = ledger_index(ledger)
+    assert idx is not None
+    idx.close()
+    if damage == "delete":
+        file.unlink()
+    elif damage == "garbage":
+        for suffix in ("-wal", "-shm"):
+            Path(f"{file}{suffix}").unlink(missing_ok=True)
+        file.write_bytes(b"this is not SQLite at all\x00" * 200)
+    elif damage == "empty":
+        file.write_bytes(b"")
+    else:
+        import sqlite3
+
+        conn = sqlite3.connect(file)
+        if damage == "old-schema":
+            conn.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION + 7,))
+        else:
+            conn.execute("DROP TABLE fts")
+        conn.commit()
+        conn.close()
+    fresh = Ledger.open(ledger.path)
+    assert [t.id for t in fresh.search("damage")] == [a.id]
+    assert [t.id for t in fresh.list_tasks(label="keep")] == [a.id]
+    runner = CliRunner()
+    out = runner.invoke(gitledger_cli, ["index", "status", "--json"])
+    assert out.exit_code == 0, out.output
+    assert json.loads(out.output)["tasks"] == 1
+
+
+def test_index_rebuild_and_status_commands(ledger: Ledger) -> None:
+    for n in range(5):
+        ledger.create(f"task {n}")
+    runner = CliRunner()
+    out = runner.invoke(gitledger_cli, ["index", "rebuild", "--json"])
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["tasks"] == 5 and data["schema"] == SCHEMA_VERSION and data["size_bytes"] > 0
+    out = runner.invoke(gitledger_cli, ["index", "status"])
+    assert out.exit_code == 0 and "tasks:    5" in out.output
+
+
+def test_unreadable_refs_are_reported_not_fatal(ledger: Ledger) -> None:
+    good = ledger.create("good task")
+    # A ref under the tasks directory that points at a commit holding no task record.
+    empty_tree = subprocess.run(
+        ["git", "--git-dir", str(ledger.path), "hash-object", "-t", "tree", "-w", "/dev/null"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    commit = subprocess.run(
+        ["git", "--git-dir", str(ledger.path), "commit-tree", empty_tree, "-m", "not a task"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    git(ledger.path, "update-ref", "refs/gitledger/tasks/0000000000000000000z", commit)
+    git(ledger.path, "update-ref", "refs/gitledger/tasks/NOT-AN-ID", commit)
+    assert [t.id for t in ledger.list_tasks()] == [good.id]
+    assert sorted(p.ref for p in ledger.skipped) == [
+        "refs/gitledger/tasks/0000000000000000000z",
+        "refs/gitledger/tasks/NOT-AN-ID",
+    ]
+    git(ledger.path, "update-ref", "-d", "refs/gitledger/tasks/NOT-AN-ID")
+    ledger.list_tasks()
+    assert [p.ref for p in ledger.skipped] == ["refs/gitledger/tasks/0000000000000000000z"]
+
+
+# --- search ------------------------------------------------------------------------------------
+
+
+def test_goal_match_outranks_note_match(ledger: Ledger) -> None:
+    in_goal = ledger.create("Rewrite the tokenizer")
+    in_note = ledger.create("Ship the release")
+    # The note match is written later, so recency alone would put it first.
+    ledger.update(in_note.id, notes=["the tokenizer is slow on long lines"])
+    in_criteria = ledger.create("Benchmark parsing", criteria="tokenizer handles 1 MB/s")
+    ranked = [t.id for t in ledger.search("tokenizer")]
+    assert ranked == [in_goal.id, in_criteria.id, in_note.id]
+
+
+def test_snippets_show_why_a_task_matched(ledger: Ledger) -> None:
+    task = ledger.create("Ship the release")
+    ledger.update(
+        task.id,
+        notes=["Long preamble about many unrelated things before the word lighthouse appears"],
+    )
+    from gitledger.index import search_hits
+
+    hits = search_hits(ledger, "lighthouse")
+    assert [h.task.id for h in hits] == [task.id]
+    assert "[lighthouse]" in hits[0].snippet
+    out = CliRunner().invoke(gitledger_cli, ["task", "search", "lighthouse"])
+    assert out.exit_code == 0 and "[lighthouse]" in out.output
+    data = json.loads(
+        CliRunner().invoke(gitledger_cli, ["task", "search", "light*", "--json"]).output
+    )
+    assert data[0]["id"] == task.id and "[lighthouse]" in data[0]["snippet"]
+    assert isinstance(data[0]["score"], float)
+
+
+def test_prefix_phrase_and_filters(ledger: Ledger) -> None:
+    parser = ledger.create("Write the parser", labels=["lang"], owner="ann")
+    written = ledger.create("Parser is written by hand", labels=["lang"])
+    ledger.update(written.id, status="active")
+    other = ledger.create("hand the written report over")
+    assert {t.id for t in ledger.search("pars*")} == {parser.id, written.id}
+    assert [t.id for t in ledger.search('"written by hand"')] == [written.id]
+    assert {t.id for t in ledger.search("written hand")} == {written.id, other.id}
+    assert [t.id for t in ledger.search("goal:report")] == [other.id]
+    assert [t.id for t in ledger.search("parser NOT hand")] == [parser.id]
+    from gitledger.index import search_hits
+
+    assert [h.task.id for h in search_hits(ledger, "pars*", statuses=["active"])] == [written.id]
+    assert [h.task.id for h in search_hits(ledger, "pars*", owner="ann")] == [parser.id]
+    assert {h.task.id for h in search_hits(ledger, "pars*", label="lang")} == {
+        parser.id,
+        written.id,
+    }
+    out = CliRunner().invoke(
+        gitledger_cli, ["task", "search", "pars*", "--status", "open", "--json"]
+    )
+    assert [t["id"] for t in json.loads(out.output)] == [parser.id]
+
+
+@pytest.mark.parametrize(
+    ("query", "matches"),
+    [
+        ('"half-written', True),  # unbalanced quote
+        ("half-written", True),  # '-' is not FTS5 syntax
+        ("parser AND", True),
+        ("(parser", True),
+        ("parser)", True),
+        ("draft:parser", True),  # no column 'draft': the words draft and parser
+        ("a:b:c", True),
+        ("nope:parser", False),  # plain words: 'nope' is not in the task
+        ("NOT", False),
+        ("***", False),
+    ],
+)
+def test_fts_syntax_errors_are_plain_words(ledger: Ledger, query: str, matches: bool) -> None:
+    task = ledger.create("The half-written parser (draft) a:b:c")
+    found = ledger.search(query)  # never raises
+    assert [t.id for t in found] == ([task.id] if matches else [])
+    out = CliRunner().invoke(gitledger_cli, ["task", "search", query])
+    assert out.exit_code == 0, out.output
+
+
+def test_plain_query_rewrites_pieces_as_phrases() -> None:
+    assert plain_query('half-written pars* "x AND') == '"half" "written" "pars"* "x"'
+    assert plain_query("*** ---") is None
+
+
+def test_empty_search_is_bad_input(ledger: Ledger) -> None:
+    out = CliRunner().invoke(gitledger_cli, ["task", "search", "   "])
+    assert out.exit_code == 2 and "at least one word" in out.output
+
+
+# --- ready and blocked ---------------------------------------------------------------------------
+
+
+def test_ready_and_blocked_deep_in_a_chain(ledger: Ledger) -> None:
+    chain = [ledger.create("link 0", priority=1)]
+    for n in range(1, 8):
+        chain.append(ledger.create(f"link {n}", dependencies=[chain[-1].id], priority=1))
+    loose = ledger.create("independent", priority=3)
+    ids = [t.id for t in chain]
+
+    def ready() -> list[str]:
+        found = [t.id for t in ledger.ready(None)]
+        assert found == scan_ids(ledger.path, "ready", None)  # the index agrees with the refs
+        return found
+
+    assert ready() == [ids[0], loose.id]
+    finish(ledger, ids[0])
+    assert ready() == [ids[1], loose.id]
+    # Deep in the chain: link 5 stops depending on link 4, so it is ready at once.
+    ledger.update(ids[5], dependencies_remove=[ids[4]])
+    assert ready() == [ids[1], ids[5], loose.id]
+    # ... and depending on an unfinished task takes it out again.
+    ledger.update(ids[5], dependencies_add=[loose.id])
+    assert ready() == [ids[1], loose.id]
+    # A blocker takes a task out; clearing it puts it back.
+    ledger.update(loose.id, status="blocked", blocker="waits on a decision")
+    assert ready() == [ids[1]]
+    ledger.update(loose.id, status="open", blocker="")
+    assert ready() == [ids[1], loose.id]
+    finish(ledger, loose.id)
+    for n in range(1, 5):
+        finish(ledger, ids[n])
+    assert ready() == [ids[5]]
+    # A dependency cancelled (not done) keeps its dependents waiting.
+    ledger.update(ids[5], status="cancelled", decisions=["not needed"])
+    assert ready() == []
+    assert ledger.inbox(None) == [] or all(t.status == "open" for t in ledger.inbox(None))
+    assert [t.id for t in ledger.inbox(None)] == scan_ids(ledger.path, "inbox", None)
+
+
+def test_ready_follows_a_dependency_that_arrives_later(ledger: Ledger, tmp_path: Path) -> None:
+    """A task whose dependency is missing waits; when the dependency's ref arrives, done, by
+    git fetch, the dependent becomes ready without being rewritten."""
+    other = Ledger.open(tmp_path / "other", create=True)
+    dep = other.create("made elsewhere", criteria="c")
+    other.update(dep.id, evidence=["ok"], status="done")
+    git(ledger.path, "fetch", "--quiet", str(other.path), f"+{task_ref(dep.id)}:{task_ref(dep.id)}")
+    waiting = ledger.create("needs the other one", dependencies=[dep.id])
+    assert [t.id for t in ledger.ready(10)] == [waiting.id]
+    git(ledger.path, "update-ref", "-d", task_ref(dep.id))
+    assert ledger.ready(10) == []
+    git(ledger.path, "fetch", "--quiet", str(other.path), f"+{task_ref(dep.id)}:{task_ref(dep.id)}")
+    assert [t.id for t in ledger.ready(10)] == [waiting.id]
+
+
+def test_listing_agrees_with_the_ref_scan(ledger: Ledger) -> None:
+    parent = ledger.create("parent", labels=["p"])
+    for n in range(12):
+        t = ledger.create(f"child {n}", parent=parent.id, priority=n % 5, labels=[f"l{n % 3}"])
+        if n % 4 == 0:
+            ledger.update(t.id, status="active")
+        if n % 4 == 1:
+            ledger.update(t.id, status="blocked", blocker="x")
+    for method, args in (
+        ("inbox", (5,)),
+        ("inbox", (None,)),
+        ("ready", (None,)),
+        ("children", (parent.id,)),
+    ):
+        assert [t.id for t in getattr(ledger, method)(*args)] == scan_ids(
+            ledger.path, method, *args
+        ), method
+    assert [t.id for t in ledger.list_tasks(limit=4, offset=3)] == [
+        t.id for t in sorted(ledger.tasks(), key=lambda t: (t.updated_at, t.id), reverse=True)
+    ][3:7]
+
+
+def test_index_object_is_per_ledger(ledger: Ledger) -> None:
+    assert ledger_index(ledger) is ledger_index(ledger)
+    assert isinstance(ledger_index(ledger), Index)

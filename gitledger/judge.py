@@ -1432,3 +1432,45 @@ def step_context(
             events.append(pending)
     contexts = contexts_from_events(events, window=window)
     return contexts[-1] if contexts else None
+
+
+def context_from_messages(payload: Mapping[str, Any]) -> StepContext:
+    """The step a function hook hands over with the conversation as Claude Code holds it.
+
+    ``payload``: ``messages`` (``$.session.messages()``: ``{role, text, toolUses: [{tool,
+    input}], toolResults}``, the shape taskcut's replay sets use too), ``step`` (``{text,
+    calls}``), ``context_tokens`` and ``window`` (``$.session.measure()``), ``first_in_turn``.
+    The conversation starts at the latest compaction, as the model sees it.
+    """
+    from .errors import InvalidInput
+
+    raw_messages = payload.get("messages")
+    if not isinstance(raw_messages, list) or not all(isinstance(m, Mapping) for m in raw_messages):
+        raise InvalidInput('"messages" must be a list of {role, text, toolUses} objects.')
+    history = tuple(_replay_message(m) for m in raw_messages)
+    event = step_from_payload(payload.get("step") or {})
+    step = Step(event.text, tuple(Call(c.name, dict(c.input)) for c in event.tool_calls))
+    # The hook may hand over a conversation that already ends with the step itself.
+    start = len(history)
+    while start > 0 and history[start - 1].role == "assistant":
+        start -= 1
+    trailing = "\n".join(m.text for m in history[start:] if m.text.strip())
+    if start < len(history) and trailing.strip() == step.text.strip():
+        history = history[:start]
+    tokens = payload.get("context_tokens")
+    window = payload.get("window")
+    compacted = bool(history) and history[0].role == "summary"
+    work = any(not is_read_only(c) for m in history if m.role == "assistant" for c in m.calls)
+    return StepContext(
+        history=history,
+        step=step,
+        context_tokens=tokens if isinstance(tokens, int) and tokens >= 0 else None,
+        window=window if isinstance(window, int) and window > 0 else DEFAULT_WINDOW,
+        first_in_turn=bool(payload.get("first_in_turn", False)),
+        ends_turn=not step.calls,
+        after_compaction=compacted,
+        work_since_compaction=work if compacted else True,
+        post_compaction_tokens=payload.get("post_compaction_tokens")
+        if isinstance(payload.get("post_compaction_tokens"), int)
+        else None,
+    )

@@ -418,3 +418,44 @@ def test_every_judge_command_has_help() -> None:
     for name in ("step", "turn", "status", "config"):
         result = invoke("judge", name, "--help")
         assert result.exit_code == 0 and "--json" in result.output  # type: ignore[attr-defined]
+
+
+def test_step_command_takes_a_function_hooks_messages() -> None:
+    """What the Claude Code function hook sends: $.session.messages() and the step."""
+    messages = [
+        {"role": "user", "text": "Do tasks 1 and 2, one at a time.", "toolUses": []},
+        {"role": "assistant", "text": "Task 1.", "toolUses": []},
+        {
+            "role": "assistant",
+            "text": "",
+            "toolUses": [{"tool_use_id": "t1", "tool": "Write", "input": {"file_path": "a"}}],
+        },
+        {
+            "role": "user",
+            "text": "",
+            "toolUses": [],
+            "toolResults": [{"tool_use_id": "t1", "text": ""}],
+        },
+        # The conversation may already hold the step being judged: it is not history.
+        {"role": "assistant", "text": "Task 1 done. Moving to task 2.", "toolUses": []},
+        {
+            "role": "assistant",
+            "text": "",
+            "toolUses": [{"tool": "Read", "input": {"file_path": "b"}}],
+        },
+    ]
+    step = {
+        "text": "Task 1 done. Moving to task 2.",
+        "calls": [{"name": "Read", "input": {"file_path": "b"}}],
+    }
+    payload = {"messages": messages, "step": step, "context_tokens": 90_000, "window": 200_000}
+    data = json.loads(invoke("judge", "step", "--json", input=json.dumps(payload)).output)  # type: ignore[attr-defined]
+    assert data["decision"] == "NEXT" and data["fill"] == 45.0
+    below = {**payload, "context_tokens": 20_000}
+    data = json.loads(invoke("judge", "step", "--json", input=json.dumps(below)).output)  # type: ignore[attr-defined]
+    assert data["rule"] == "below-floor"
+    first = {**payload, "first_in_turn": True}
+    data = json.loads(invoke("judge", "step", "--json", input=json.dumps(first)).output)  # type: ignore[attr-defined]
+    assert data["rule"] == "first-step"
+    result = run_cli("judge", "step", input=json.dumps({**payload, "messages": "nope"}))
+    assert result.returncode == 2 and "messages" in result.stderr

@@ -105,18 +105,18 @@ def step_cmd(
 
     Prints NEXT or SAME and the reason. As a hook it reads the payload on stdin
     ({"transcript_path": …}, optionally "step": {"text", "calls"} for a step the transcript does
-    not hold yet). Steps below the floor, the first step of a turn, steps without text and steps
+    not hold yet; or a function hook's {"messages", "step", "context_tokens", "window"}). Steps below the floor, the first step of a turn, steps without text and steps
     right after a compaction are not judged (SAME). Costs no model call unless --model is given.
     """
     from ..errors import InvalidInput
-    from ..judge import SAME, Verdict, judge_step, step_context
+    from ..judge import SAME, Verdict, context_from_messages, judge_step, step_context
 
     with errors(as_json):
         payload: dict[str, Any] = {}
         if transcript is None:
             payload = _payload()
             given = payload.get("transcript_path")
-            if not given and "step" not in payload:
+            if not given and "step" not in payload and "messages" not in payload:
                 raise InvalidInput(
                     "Nothing to judge: pass --transcript PATH, or a hook payload with "
                     '"transcript_path" on stdin.'
@@ -133,7 +133,12 @@ def step_cmd(
                 SAME, "the judge is disabled (enabled=false)", "off", False, by="gate"
             )
         else:
-            context = step_context(transcript, step=step, window=window or config.window)
+            if "messages" in payload:
+                context = context_from_messages(
+                    {**payload, **({"window": window} if window else {})}
+                )
+            else:
+                context = step_context(transcript, step=step, window=window or config.window)
             if context is None:
                 verdict = Verdict(
                     SAME, "the transcript has no assistant step", "no-step", False, by="gate"

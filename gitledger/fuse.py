@@ -171,12 +171,13 @@ def cut(text: str, limit: int) -> str:
     space = head.rfind(" ")
     if space > len(head) * 0.6:
         head = head[:space]
-    return head.rstrip(" ,;:-") + "…"
+    return head.rstrip(" ,;:-…") + "…"
 
 
 _FILLER_WORDS_RE = re.compile(
-    r"\b(a|an|the|that|which|is|are|was|were|been|being|am|just|really|very|also|please|"
-    r"so|then|now|there|here|some|its|it|this|these|those|of|looks good|ok|okay)\b[,.]?\s*",
+    r"(?<![\w/.`'-])(a|an|the|that|which|is|are|was|were|been|being|am|just|really|very|also|"
+    r"please|so|then|now|there|here|some|its|it|this|these|those|of|looks good|ok|okay)"
+    r"(?![\w/`'-]|\.\w)[,.]?\s*",
     re.I,
 )
 
@@ -186,7 +187,6 @@ def shorten(text: str, limit: int) -> str:
     if len(text.encode("utf-8")) <= limit:
         return text
     dense = " ".join(_FILLER_WORDS_RE.sub("", text).split())
-    dense = dense[:1].upper() + dense[1:]
     return cut(dense or text, limit)
 
 
@@ -385,7 +385,8 @@ def _call_summary(name: str, data: dict[str, Any]) -> str:
         if isinstance(value, list):
             value = " ".join(str(v) for v in value)
         if isinstance(value, str) and value.strip():
-            return f"{name} {clean(value)[:160]}"
+            # the first line: a heredoc commit message is not what identifies the command
+            return f"{name} {clean(value.strip().splitlines()[0])[:160]}"
     return name
 
 
@@ -691,7 +692,7 @@ class Extractor:
                 return
             line = _first_error_line(text)
             if line:
-                summary = _call_summary(name, data)[:100]
+                summary = cut(_call_summary(name, data), 72)
                 # the same command failing again replaces its older failure
                 self.pitfalls.add(f"{summary} failed: {line}", key=summary)
                 head = _command_head(name, data)
@@ -701,7 +702,7 @@ class Extractor:
         head = _command_head(name, data)
         if head and head in self.failed:
             key, text = self.failed.pop(head)
-            summary = _call_summary(name, data)[:100]
+            summary = cut(_call_summary(name, data), 72)
             if _norm(summary) != _norm(key):
                 self.pitfalls.replace(key, f"{text}; then worked: {summary}")
         if name in {"Bash", "shell", "exec_command", "run_shell_command"}:

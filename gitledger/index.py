@@ -772,8 +772,8 @@ class Graph:
 
 
 def task_graph(ledger: Ledger, task_id: str | None = None, *, limit: int = 300) -> Graph:
-    """The parent tree and dependencies of one task (ancestors, descendants and everything they
-    need), or of all unfinished work. Walks with a seen-set, so a cycle (which the ledger's gates
+    """The parent tree and dependencies of one task (its ancestors, its descendants and everything
+    those descendants need), or of all unfinished work. Walks with a seen-set, so a cycle (which the ledger's gates
     refuse, but a merge or foreign writer could make) is drawn, never followed forever."""
     from .ledger import Ledger as _Ledger
 
@@ -796,14 +796,17 @@ def task_graph(ledger: Ledger, task_id: str | None = None, *, limit: int = 300) 
         while current is not None and current not in seen:
             add(current)
             current = rows[current][2] if current in rows else None
+        subtree: list[str] = []
         stack = [root]
         while stack:
             tid = stack.pop()
             if tid in seen and tid != root:
                 continue
             add(tid)
+            subtree.append(tid)
             stack.extend(sorted(children.get(tid, []), reverse=True))
-        queue = list(chosen)
+        # What the task and its descendants need, transitively; not what its ancestors need.
+        queue = subtree
         while queue:
             tid = queue.pop(0)
             for dep in rows.get(tid, ("", "", None, []))[3]:

@@ -1,0 +1,144 @@
+"""gitledger graph: a diamond of dependencies, a refused cycle, a cycle written behind the gates'
+back, all open work, and SVG with and without Graphviz."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gitledger.cli import cli as gitledger_cli
+from gitledger.errors import GateRefused
+from gitledger.index import graph_dot, graph_mermaid, task_graph
+from gitledger.ledger import Ledger, task_ref
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    out = CliRunner().invoke(gitledger_cli, list(args))
+    return out.exit_code, out.output
+
+
+@pytest.fixture
+def diamond(ledger: Ledger) -> dict[str, str]:
+    """top needs left and right; both need bottom. top is the parent of left."""
+    bottom = ledger.create("bottom: shared base")
+    left = ledger.create("left branch", dependencies=[bottom.id])
+    right = ledger.create("right branch", dependencies=[bottom.id])
+    top = ledger.create("top of the diamond", dependencies=[left.id, right.id])
+    ledger.update(left.id, parent=top.id)
+    ledger.update(bottom.id, status="active")
+    return {"top": top.id, "left": left.id, "right": right.id, "bottom": bottom.id}
+
+
+def needs(graph_edges: list[tuple[str, str, str]]) -> set[tuple[str, str]]:
+    return {(a, b) for a, b, kind in graph_edges if kind == "needs"}
+
+
+def test_diamond_graph(ledger: Ledger, diamond: dict[str, str]) -> None:
+    d = diamond
+    graph = task_graph(ledger, d["top"])
+    assert set(graph.nodes) == set(d.values())
+    assert needs(graph.edges) == {
+        (d["top"], d["left"]),
+        (d["top"], d["right"]),
+        (d["left"], d["bottom"]),
+        (d["right"], d["bottom"]),
+    }
+    assert (d["top"], d["left"], "parent") in graph.edges
+    assert graph.nodes[d["bottom"]] == ("active", "bottom: shared base")
+    text = graph_mermaid(graph)
+    short = graph.shorts
+    assert text.startswith("graph TD\n")
+    assert f"t_{short[d['left']]} -.->|needs| t_{short[d['bottom']]}" in text
+    assert f"t_{short[d['top']]} --> t_{short[d['left']]}" in text
+    assert text.count("-.->|needs|") == 4
+    assert ":::active" in text
+    dot = graph_dot(graph)
+    assert dot.count("->") == 5 and dot.count('style=dashed, label="needs"') == 4
+    # From the bottom, only the bottom itself is drawn: nothing it needs, no children.
+    assert set(task_graph(ledger, d["bottom"]).nodes) == {d["bottom"]}
+    # From the left branch: its parent (top) above it and what it needs below.
+    assert set(task_graph(ledger, d["left"]).nodes) == {d["left"], d["top"], d["bottom"]}
+
+
+def test_cycle_attempt_is_refused_and_the_graph_unchanged(
+    ledger: Ledger, diamond: dict[str, str]
+) -> None:
+    d = diamond
+    before = task_graph(ledger, d["top"]).to_dict()
+    with pytest.raises(GateRefused, match="cycle"):
+        ledger.update(d["bottom"], dependencies_add=[d["top"]])
+    code, out = invoke("task", "update", d["bottom"], "--dependency", d["top"])
+    assert code == 1 and "cycle" in out
+    assert task_graph(ledger, d["top"]).to_dict() == before
+
+
+def test_a_cycle_written_behind_the_gates_is_drawn_not_followed(
+    ledger: Ledger, diamond: dict[str, str]
+) -> None:
+    """A merge or a foreign writer can leave a cycle the gates never saw: drawing terminates and
+    shows the edge that closes it."""
+    d = diamond
+    bottom = ledger.show(d["bottom"])
+    forged = bottom.model_copy(update={"version": bottom.version + 1, "dependencies": [d["top"]]})
+    tip = ledger.store.tip(task_ref(d["bottom"]))
+    assert tip is not None
+    ledger.store.write(
+        task_ref(d["bottom"]),
+        ledger.record_files(forged),
+        "forged\n",
+        ("x", "x@example.com"),
+        [tip],
+        tip,
+    )
+    graph = task_graph(ledger, d["top"])
+    assert (d["bottom"], d["top"]) in needs(graph.edges)
+    assert len(graph.nodes) == 4
+    code, out = invoke("graph", d["bottom"][:8])
+    assert code == 0 and out.count("-.->|needs|") == 5
+
+
+def test_all_open_work(ledger: Ledger, diamond: dict[str, str]) -> None:
+    d = diamond
+    finished = ledger.create("already finished", criteria="c")
+    ledger.update(finished.id, evidence=["ok"], status="done")
+    alone = ledger.create("unrelated open task")
+    graph = task_graph(ledger)
+    assert set(graph.nodes) == {*d.values(), alone.id}
+    code, out = invoke("graph", "--json")
+    assert code == 0
+    data = json.loads(out)
+    assert {n["id"] for n in data["nodes"]} == set(graph.nodes)
+    assert not data["truncated"]
+    code, out = invoke("graph", "--limit", "2", "--json")
+    assert code == 0 and json.loads(out)["truncated"] is True
+
+
+def test_graph_of_unknown_task_is_an_error(ledger: Ledger) -> None:
+    code, out = invoke("graph", "zzzzzz")
+    assert code == 1 and "No task id starts with" in out
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz is not installed")
+def test_svg_through_graphviz(ledger: Ledger, diamond: dict[str, str], tmp_path: Path) -> None:
+    target = tmp_path / "g.svg"
+    code, out = invoke("graph", diamond["top"], "--format", "svg", "-o", str(target))
+    assert code == 0, out
+    svg = target.read_text()
+    assert "<svg" in svg and "top of the diamond" in svg
+
+
+def test_svg_without_graphviz_says_how_to_get_it(
+    ledger: Ledger, diamond: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "no-tools"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    code, out = invoke("graph", "--format", "svg")
+    assert code == 1
+    assert "Graphviz" in out and "apt install graphviz" in out and "--format mermaid" in out
+    code, out = invoke("graph", "--format", "dot")
+    assert code == 0 and out.startswith("digraph")

@@ -89,6 +89,23 @@ def main() -> None:
             )
         results["timings"] = rows
         results["small_bytes"] = small.stat().st_size
+        # The same work in-process: what the fuse itself costs, without interpreter start-up.
+        from gitledger import fuse
+        from gitledger.ledger import Ledger
+
+        ledger = Ledger.open(folder / "ledger")
+        saves, restores = [], []
+        for _ in range(options.runs):
+            started = time.perf_counter()
+            fuse.save(ledger, "inproc", small, trigger="auto")
+            saves.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            fuse.restore_text(ledger, "inproc", fuse.DEFAULT_BUDGET)
+            restores.append(time.perf_counter() - started)
+        results["in_process"] = {
+            "save_3mb_median_ms": statistics.median(saves) * 1000,
+            "restore_median_ms": statistics.median(restores) * 1000,
+        }
 
         big = synthetic.write_large_session(folder / "big.jsonl", options.big_mb * 1_000_000)
         big_payload = json.dumps(
@@ -109,6 +126,11 @@ def main() -> None:
     print(f"{'command':44} {'median ms':>10} {'min ms':>8}")
     for row in results["timings"]:  # type: ignore[union-attr]
         print(f"{row['command']:44} {row['median_ms']:>10.0f} {row['min_ms']:>8.0f}")
+    inproc = results["in_process"]
+    print(
+        f"{'in-process: save 3 MB / restore 6,000 B':44} "
+        f"{inproc['save_3mb_median_ms']:>10.0f} {inproc['restore_median_ms']:>8.1f}"  # type: ignore[index]
+    )
     memory = results["memory"]
     print()
     print(f"{'peak RSS':44} {'MB':>10}")

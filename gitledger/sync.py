@@ -42,7 +42,7 @@ from .errors import (
     RemoteMoved,
     TaskNotFound,
 )
-from .gitstore import GitStore
+from .gitstore import GitStore, RefMoved
 from .ledger import TASKS_PREFIX, Ledger, task_ref
 from .merge import merge_tasks, new_conflicts
 from .model import ID_PATTERN, Task, check_format, decode_record, now_iso
@@ -207,13 +207,18 @@ def _integrate(
             f"restore from another backup."
         )
     for ref, ours, theirs, action in plan:
-        if action in ("create", "forward"):
-            store.set_ref(ref, theirs, ours)
-            (report.created if ours is None else report.fast_forwarded).append(ref)
-        elif action == "merge" and ours is not None:
-            _merge_ref(ledger, ref, ref[len(TASKS_PREFIX) :], ours, theirs, report)
-        else:
-            report.unmerged.append(ref)
+        try:
+            if action in ("create", "forward"):
+                store.set_ref(ref, theirs, ours)
+                (report.created if ours is None else report.fast_forwarded).append(ref)
+            elif action == "merge" and ours is not None:
+                _merge_ref(ledger, ref, ref[len(TASKS_PREFIX) :], ours, theirs, report)
+            else:
+                report.unmerged.append(ref)
+        except RefMoved:
+            # A writer outside gitledger's lock moved it just now: leave it for the next round
+            # (its push is planned from the tip as it is then, so nothing is lost).
+            report.kept.append(ref)
     return remote_tips
 
 

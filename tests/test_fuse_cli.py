@@ -200,3 +200,27 @@ def test_hooks_as_real_subprocesses(isolated: Path) -> None:
     assert done.returncode == 0, done.stderr
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Add the Export button" in context and len(context.encode()) <= 6_000
+
+
+def test_restore_by_hand_does_not_wait_forever_on_an_idle_stdin(isolated: Path) -> None:
+    run("fuse", "save", "--transcript", str(TRANSCRIPT), "--session", "idle")
+    # An agent's shell tool may hand the command a pipe that never closes.
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gitledger", "fuse", "restore", "--plain"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        returncode = proc.wait(timeout=60)  # stdin stays open the whole time
+        out = proc.stdout.read() if proc.stdout else ""
+    finally:
+        if proc.stdin:
+            proc.stdin.close()
+        if proc.poll() is None:
+            proc.kill()
+        for stream in (proc.stdout, proc.stderr):
+            if stream:
+                stream.close()
+    assert returncode == 0 and "GOAL: Add a CSV export" in out

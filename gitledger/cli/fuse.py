@@ -22,11 +22,21 @@ if TYPE_CHECKING:
 AGENTS = ("claude", "codex", "gemini")
 
 
-def _payload(use_stdin: bool) -> dict[str, Any]:
+def _payload(use_stdin: bool, wait: float = 5.0) -> dict[str, Any]:
+    """The hook payload on stdin. Waits at most ``wait`` seconds for it to arrive, so a command
+    run by hand with an idle pipe for stdin (an agent's shell tool) does not hang."""
+    import select
+
     from ..fuse import read_hook_payload
 
     if not use_stdin or sys.stdin is None or sys.stdin.isatty():
         return {}
+    try:
+        ready, _, _ = select.select([sys.stdin], [], [], wait)
+        if not ready:
+            return {}
+    except (OSError, ValueError):
+        pass  # not a real file (tests, some platforms): read it directly
     try:
         raw = sys.stdin.buffer.read(1 << 20).decode("utf-8", errors="replace")
     except (OSError, ValueError):
@@ -178,7 +188,7 @@ def restore_cmd(
     payload: dict[str, Any] = {}
     if hook or session is None:
         # Run by a hook without --hook (the plugin does): a payload on stdin makes it a hook run.
-        payload = _payload(True)
+        payload = _payload(True, wait=5.0 if hook else 1.0)
         hook = hook or bool(payload.get("session_id"))
     if hook:
         session = session or payload.get("session_id")

@@ -1133,6 +1133,7 @@ class TurnState:
     deferrals: int = 0  # consecutive deferrals (picks the next backoff)
     last_compaction_turn: int | None = None
     decisions: list[dict[str, Any]] = field(default_factory=list)  # the latest, newest last
+    last_checkpoint: str | None = None  # the step the latest boundary checkpoint was taken at
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": STATE_FORMAT, **asdict(self)}
@@ -1145,6 +1146,7 @@ class TurnState:
             deferrals=int(data.get("deferrals", 0)),
             last_compaction_turn=data.get("last_compaction_turn"),
             decisions=list(data.get("decisions", []))[-20:],
+            last_checkpoint=data.get("last_checkpoint"),
         )
 
 
@@ -1474,3 +1476,31 @@ def context_from_messages(payload: Mapping[str, Any]) -> StepContext:
         if isinstance(payload.get("post_compaction_tokens"), int)
         else None,
     )
+
+
+def step_key(step: Step) -> str:
+    """A short fingerprint of a step, so one step's several tool calls checkpoint once."""
+    import hashlib
+
+    names = ",".join(c.name for c in step.calls)
+    return hashlib.sha256(f"{step.text}\x00{names}".encode()).hexdigest()[:16]
+
+
+def checkpoint(ledger: Any, session: str, transcript: Any, step: Step) -> str | None:
+    """At a boundary, commit a fuse snapshot (trigger ``boundary``) so the next compaction,
+    whenever the agent runs it, restores from here. Returns the snapshot's commit, or None when
+    this step was checkpointed already (a command hook runs once per tool call of the step)."""
+    from .fuse import save
+
+    refname = judge_ref(session)
+    key = step_key(step)
+    data, _ = _read_json(ledger, refname)
+    if (data or {}).get("last_checkpoint") == key:
+        return None
+    saved = save(ledger, session, transcript, trigger="boundary")
+    with ledger.store.lock():
+        data, tip = _read_json(ledger, refname)
+        state = TurnState.from_dict(data or {}, session)
+        state.last_checkpoint = key
+        _write_json(ledger, refname, state.to_dict(), "judge: boundary checkpoint\n", tip)
+    return str(saved.commit)

@@ -459,3 +459,36 @@ def test_step_command_takes_a_function_hooks_messages() -> None:
     assert data["rule"] == "first-step"
     result = run_cli("judge", "step", input=json.dumps({**payload, "messages": "nope"}))
     assert result.returncode == 2 and "messages" in result.stderr
+
+
+def test_checkpoint_at_a_boundary_commits_one_fuse_snapshot(ledger: object, tmp_path: Path) -> None:
+    payload = {
+        "session_id": "sess-cp",
+        "transcript_path": str(FIXTURES / "boundary.jsonl"),
+        "cwd": str(tmp_path),
+    }
+    first = run_cli("judge", "step", "--checkpoint", "--json", input=json.dumps(payload))
+    assert first.returncode == 0, first.stderr
+    commit = json.loads(first.stdout)["checkpoint"]
+    assert commit and ledger.store.tip("refs/gitledger/fuse/sess-cp") == commit  # type: ignore[attr-defined]
+    # A command hook runs once per tool call of the step: the same step checkpoints once.
+    again = run_cli("judge", "step", "--checkpoint", "--json", input=json.dumps(payload))
+    assert json.loads(again.stdout)["checkpoint"] is None
+    assert ledger.store.tip("refs/gitledger/fuse/sess-cp") == commit  # type: ignore[attr-defined]
+    from gitledger import fuse
+
+    saved = fuse.load(ledger, "sess-cp")  # type: ignore[arg-type]
+    assert saved is not None and saved.trigger == "boundary"
+
+
+def test_checkpoint_is_not_taken_on_same(ledger: object) -> None:
+    payload = {"session_id": "sess-same", "transcript_path": str(FIXTURES / "mid_piece.jsonl")}
+    result = run_cli("judge", "step", "--checkpoint", "--json", input=json.dumps(payload))
+    assert json.loads(result.stdout)["checkpoint"] is None
+    assert ledger.store.refs("refs/gitledger/fuse/") == []  # type: ignore[attr-defined]
+
+
+def test_hook_mode_never_fails_the_agent() -> None:
+    result = run_cli("judge", "step", "--hook", input="not json")
+    assert result.returncode == 0
+    assert "judged SAME; the agent goes on" in result.stderr and result.stdout == ""

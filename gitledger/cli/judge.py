@@ -53,8 +53,9 @@ def _hook_ledger(ctx: click.Context, cwd: str | None) -> Ledger:
     obj = ctx.find_root().obj or {}
     explicit = obj.get("ledger_path")
     if explicit:
-        return Ledger.open(Path(explicit), actor=obj.get("actor"))
-    return Ledger.open_for_hook(Path(cwd) if cwd else None, actor=obj.get("actor"))
+        return Ledger.open(Path(explicit), actor=obj.get("actor"), create=True)
+    folder = Path(cwd) if cwd and Path(cwd).is_dir() else None
+    return Ledger.open_for_hook(folder, actor=obj.get("actor"))
 
 
 def _config(ctx: click.Context) -> JudgeConfig:
@@ -91,6 +92,16 @@ def judge_group() -> None:
     type=click.IntRange(1000),
     help="The context window in tokens (default: 200,000, or 1M for sessions past that).",
 )
+@click.option(
+    "--checkpoint",
+    is_flag=True,
+    help="On NEXT, commit a fuse snapshot (trigger 'boundary') for the session, so the next "
+    "compaction restores from this boundary (for agents with command hooks only).",
+)
+@click.option("--session", help="Session id for --checkpoint (default: the payload's session_id).")
+@click.option(
+    "--hook", is_flag=True, help="Never fail the agent: on any error say so on stderr, exit 0."
+)
 @json_option
 @click.pass_context
 def step_cmd(
@@ -99,6 +110,9 @@ def step_cmd(
     floor: float | None,
     model: str | None,
     window: int | None,
+    checkpoint: bool,
+    session: str | None,
+    hook: bool,
     as_json: bool,
 ) -> None:
     """Is the assistant's latest step moving on from a finished piece to another?
@@ -108,6 +122,28 @@ def step_cmd(
     not hold yet; or a function hook's {"messages", "step", "context_tokens", "window"}). Steps below the floor, the first step of a turn, steps without text and steps
     right after a compaction are not judged (SAME). Costs no model call unless --model is given.
     """
+    if hook:
+        try:
+            _step(ctx, transcript, floor, model, window, checkpoint, session, as_json)
+        except Exception as exc:  # noqa: BLE001 - a hook must never break the agent
+            message = exc.message if hasattr(exc, "message") else f"{type(exc).__name__}: {exc}"
+            click.echo(
+                f"gitledger judge step: {message} (judged SAME; the agent goes on)", err=True
+            )
+        return
+    _step(ctx, transcript, floor, model, window, checkpoint, session, as_json)
+
+
+def _step(
+    ctx: click.Context,
+    transcript: Path | None,
+    floor: float | None,
+    model: str | None,
+    window: int | None,
+    checkpoint: bool,
+    session: str | None,
+    as_json: bool,
+) -> None:
     from ..errors import InvalidInput
     from ..judge import SAME, Verdict, context_from_messages, judge_step, step_context
 
@@ -128,6 +164,7 @@ def step_cmd(
         if step is not None and not isinstance(step, dict):
             raise InvalidInput('The payload\'s "step" must be an object {"text", "calls"}.')
         config = _config(ctx)
+        context = None
         if not config.enabled:
             verdict = Verdict(
                 SAME, "the judge is disabled (enabled=false)", "off", False, by="gate"
@@ -153,11 +190,28 @@ def step_cmd(
                 verdict = judge_step(
                     context, floor=config.floor if floor is None else floor, model=judge_model
                 )
+        saved = None
+        if checkpoint and verdict.is_next and context is not None:
+            from ..judge import checkpoint as take_checkpoint
+            from ..judge import judge_ref
+
+            who = session or payload.get("session_id") or (transcript.stem if transcript else None)
+            if not who or transcript is None:
+                raise InvalidInput(
+                    "--checkpoint needs the session and its transcript: a hook payload with "
+                    "session_id and transcript_path, or --session and --transcript."
+                )
+            judge_ref(str(who))
+            saved = take_checkpoint(
+                _hook_ledger(ctx, payload.get("cwd")), str(who), transcript, context.step
+            )
     if as_json:
-        print_json(verdict.to_dict())
+        print_json({**verdict.to_dict(), **({"checkpoint": saved} if checkpoint else {})})
     else:
         tag = verdict.decision if verdict.judged else f"{verdict.decision} (not judged)"
         click.echo(f"{tag}: {verdict.reason}")
+        if saved:
+            click.echo(f"Checkpoint: fuse snapshot {saved[:12]} (trigger boundary)")
 
 
 def _render_decision(decision: Any) -> list[str]:

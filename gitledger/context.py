@@ -462,21 +462,25 @@ def task_context(
         )
         for e in reversed(task.evidence)
     ]
-    related: list[Item] = []
+    # Parent, dependencies, then children; a task in several roles is listed once with each.
+    roles: dict[str, list[str]] = {}
+    goals: dict[str, Task | None] = dict(related_tasks)
     for role, rid in [("parent", task.parent)] + [("dependency", d) for d in task.dependencies]:
-        if rid is None:
-            continue
-        other = related_tasks.get(rid)
+        if rid is not None:
+            roles.setdefault(rid, []).append(role)
+    for child in ledger.children(task.id):
+        roles.setdefault(child.id, []).append("child")
+        goals[child.id] = child
+    related: list[Item] = []
+    for rid, named in roles.items():
+        other = goals.get(rid)
+        role = ", ".join(named)
         if other is None:
             related.append(Item("related", f"- {role} {rid[:MIN_SHORT_ID]} missing"))
         else:
             related.append(
                 Item("related", f"- {role} {_short(ledger, rid)} {other.status}: ", other.goal)
             )
-    for child in ledger.children(task.id):
-        related.append(
-            Item("related", f"- child {_short(ledger, child.id)} {child.status}: ", child.goal)
-        )
     hint_items = [Item("hint", "- ", _hint_text(h)) for h in (hints or ()) if _hint_text(h)]
     notes = [Item("note", "- ", e.text) for e in reversed(task.notes)]
     sections = [

@@ -338,7 +338,7 @@ def test_stored_text_cannot_forge_a_field_or_an_instruction(ledger) -> None:  # 
     # Every line is a known shape: a field, a section title, a quoted item, or the last line.
     shapes = re.compile(
         r'^(gitledger handoff; .*|[a-z ]+: .*|[a-z ,]+:|- (\(for earlier criteria\) )?".*"|'
-        r"- (parent|dependency|child) [0-9a-z]+ .*)$"
+        r"- (parent|dependency|child)(, (dependency|child))* [0-9a-z]+ .*)$"
     )
     assert all(shapes.match(x) for x in lines), [x for x in lines if not shapes.match(x)]
 
@@ -383,6 +383,18 @@ def test_related_tasks_show_live_status_and_goal(ledger) -> None:  # type: ignor
     assert f'- dependency {short(dep.id)} done: "Dependency goal: migration guide"' in text
     assert f'- child {short(child.id)} active: "Child goal: measure retries"' in text
     assert task_context(ledger, task.id).kept["related"] == 3
+
+
+def test_a_task_in_two_roles_is_listed_once(ledger) -> None:  # type: ignore[no-untyped-def]
+    task = ledger.create("Ship it")
+    child = ledger.create("Write the changelog", parent=task.id)
+    ledger.update(task.id, dependencies_add=[child.id])
+    handoff = task_context(ledger, task.id)
+    related = [x for x in handoff.text.splitlines() if "Write the changelog" in x]
+    assert related == [
+        f'- dependency, child {ledger.short_id(child.id)} open: "Write the changelog"'
+    ]
+    assert handoff.kept["related"] == 1
 
 
 def test_stale_evidence_is_marked(ledger) -> None:  # type: ignore[no-untyped-def]

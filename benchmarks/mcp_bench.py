@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -132,7 +133,7 @@ async def mcp_latency(
 def cli_latency(anchor: str, calls: int) -> dict[str, list[float]]:
     exe = shutil.which("gitledger")
     base = [exe] if exe else [sys.executable, "-m", "gitledger"]
-    ops = {
+    ops: dict[str, Callable[[int], list[str]]] = {
         "context": lambda i: ["task", "context", anchor, "--json"],
         "show": lambda i: ["task", "show", anchor, "--json"],
         "search": lambda i: ["task", "search", "zebracorn", "--limit", "10", "--json"],

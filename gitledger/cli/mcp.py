@@ -206,7 +206,7 @@ def _toml_parser() -> Any:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         try:
-            import tomli as tomllib  # type: ignore[no-redef]
+            import tomli as tomllib  # type: ignore[no-redef,unused-ignore]
         except ModuleNotFoundError:
             return None
     return tomllib

@@ -617,6 +617,17 @@ class Extractor:
                     for t in todos
                     if isinstance(t, dict)
                 ]
+        elif name == "write_todos":  # Gemini CLI
+            todos = data.get("todos")
+            if isinstance(todos, list):
+                self.had_item_tools = True
+                self.todos = [
+                    OpenItem(
+                        text=clean(str(t.get("description", "")))[:400], status=str(t.get("status"))
+                    )
+                    for t in todos
+                    if isinstance(t, dict)
+                ]
         elif name == "update_plan":
             plan = data.get("plan")
             if isinstance(plan, list):
@@ -717,7 +728,7 @@ class Extractor:
                 if match:
                     spec_ref = clean(match.group(0))[:120]
         elif name in {"Read", "read_file", "view"}:
-            path = data.get("file_path") or data.get("path")
+            path = data.get("file_path") or data.get("path") or data.get("absolute_path")
             if isinstance(path, str) and _SPEC_FILE_RE.search(path):
                 spec_ref = _relative(path, self.cwd)
         if spec_ref:

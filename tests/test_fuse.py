@@ -291,6 +291,15 @@ def test_every_fixture_format_extracts(tmp_path: Path) -> None:
     assert new.compactions == 1 and new.stats["unknown_types"] == 1
     plain = fuse.snapshot_file(FIXTURES / "plain.jsonl")
     assert plain.files_edited == ["src/parser.rs"]
+    gemini = fuse.snapshot_file(FIXTURES / "gemini_session.json")
+    assert [i.text for i in gemini.open_items] == [
+        "Wire it into the upload route",
+        "Add a 429 test",
+    ]
+    assert gemini.constraints == ["Never log the raw file names."]
+    assert gemini.decisions[0].startswith("I'll use a token bucket instead of a fixed window")
+    assert gemini.pitfalls[0].endswith("cannot import name 'Bucket'")
+    assert gemini.left_off.startswith("Next I will fix the Bucket import")
 
 
 # --- the goal across compactions ----------------------------------------------------------------

@@ -268,8 +268,49 @@ def test_sniff_tells_the_formats_apart() -> None:
     assert sniff(FIXTURES / "claude_1_0_sidechain.jsonl") == "claude_code"
     assert sniff(FIXTURES / "codex_rollout.jsonl") == "codex"
     assert sniff(FIXTURES / "plain.jsonl") == "plain"
+    assert sniff(FIXTURES / "gemini_session.json") == "gemini"
 
 
 def test_an_unknown_format_name_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown transcript format"):
         list(read_events(FIXTURES / "plain.jsonl", format="gemini-json"))
+
+
+def test_gemini_cli_chat_file(tmp_path: Path) -> None:
+    path = FIXTURES / "gemini_session.json"
+    events, stats = read(path)
+    assert stats.format == "gemini" == sniff(path)
+    assert [e.kind for e in events] == [
+        "user",
+        "assistant",
+        "tool_result",
+        "tool_result",
+        "tool_result",
+        "system",
+        "assistant",
+    ]
+    assert [c.name for c in events[1].tool_calls] == [
+        "write_todos",
+        "write_file",
+        "run_shell_command",
+    ]
+    assert events[1].usage == Usage(input_tokens=900, output_tokens=40, cache_read_tokens=100)
+    failed = events[4]
+    assert failed.is_error and failed.tool_name == "run_shell_command"
+    assert "cannot import name" in failed.text
+    assert events[5].is_meta and events[0].session_id == "g-1"
+
+
+def test_gemini_file_half_rewritten_or_too_big(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitledger.transcripts import gemini
+
+    source = (FIXTURES / "gemini_session.json").read_text()
+    half = tmp_path / "half.json"
+    half.write_text(source[: len(source) // 2])
+    events, stats = read(half, format="gemini")
+    assert events == [] and stats.cut_last_line
+    monkeypatch.setattr(gemini, "MAX_FILE_BYTES", 100)
+    events, stats = read(FIXTURES / "gemini_session.json")
+    assert events == [] and stats.oversized_lines == 1

@@ -1,4 +1,4 @@
-"""Transcript readers: Claude Code, Codex and plain JSONL, all as one stream of ``Event``.
+"""Transcript readers: Claude Code, Codex, Gemini CLI and plain JSONL, as one stream of ``Event``.
 
     from gitledger.transcripts import read_events, ReadStats
     stats = ReadStats()
@@ -14,15 +14,22 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import claude_code, codex, plain
+from . import claude_code, codex, gemini, plain
 from ._lines import first_records
 from .events import EVENT_KINDS, Event, ReadStats, ToolCall, Usage
 
-FORMATS = ("claude_code", "codex", "plain")
+FORMATS = ("claude_code", "codex", "gemini", "plain")
 
 
 def sniff(path: Path) -> str:
-    """The format of a transcript file: "claude_code", "codex" or "plain" (the fallback)."""
+    """The format of a transcript file: "claude_code", "codex", "gemini" or "plain" (the fallback)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4_096)
+    except OSError:
+        head = b""
+    if gemini.looks_like(head):
+        return "gemini"
     for record in first_records(Path(path)):
         rtype = record.get("type")
         if rtype in codex.CODEX_TYPES and "payload" in record:
@@ -58,6 +65,8 @@ def read_events(
         yield from claude_code.read(path, stats)
         if subagents:
             yield from claude_code.read_subagents(path, stats)
+    elif kind == "gemini":
+        yield from gemini.read(path, stats)
     elif kind == "plain":
         yield from plain.read(path, stats)
     else:

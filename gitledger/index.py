@@ -41,14 +41,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import sqlite3
-import subprocess
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -889,6 +886,9 @@ def graph_dot(graph: Graph) -> str:
 
 
 def graph_svg(graph: Graph) -> str:
+    import shutil
+    import subprocess
+
     dot = shutil.which("dot")
     if dot is None:
         raise MissingTool(
@@ -987,6 +987,8 @@ _IGNORED_KEYS = ("short_id",)
 
 
 def _epoch(stamp: str) -> int:
+    from datetime import datetime
+
     try:
         return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp())
     except ValueError:

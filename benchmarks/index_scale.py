@@ -1,0 +1,300 @@
+"""How listing, search and show scale with the derived index, against Taskwarrior and the floor.
+
+    python benchmarks/index_scale.py [--sizes 1000,10000,100000] [--repeat 5] [--json FILE]
+
+For each size it builds a ledger with ``gitledger task import`` (one process, timed: import
+throughput), then times whole processes, as a user or an agent runs them:
+
+- ``gitledger task search WORD``, ``task inbox 10``, ``task ready 10``, ``task show ID``;
+- the first ``task inbox 10`` after 100 new task refs arrived by a plain ``git fetch`` (the index
+  must notice them and read only those 100);
+- the import floor, ``python -c "import pygit2, click, pydantic"``: no gitledger command can be
+  faster than the imports it needs;
+- Taskwarrior 2.6 on the same tasks (loaded with its own ``task import``): ``task /WORD/ list``
+  and ``task limit:10 list``, in a temporary TASKDATA/TASKRC.
+
+Each figure is the median of ``--repeat`` runs; ratios are against the floor's median. The index
+file's size is read from disk. Tasks: random goals from a small vocabulary, criteria, next
+actions, labels, priorities; 60% open, 10% active, 10% blocked, 20% done; a fifth depend on an
+earlier task, so ready has something to decide.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+WORDS = (
+    "parser lexer cache index graph search render token budget fuse judge memory sync remote "
+    "claim ledger commit branch merge review deploy metric alert schema migrate backup restore "
+    "rollout canary quota shard replica vacuum compact snapshot tracing logging billing invoice "
+    "onboarding password session cookie upload thumbnail webhook retry timeout throttle"
+).split()
+ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"
+STAMP = "2026-01-01T00:00:00.000Z"
+# The interpreter running this script, as the floor uses: a shell shim (pyenv) would add its own
+# start-up to every figure.
+GITLEDGER = [sys.executable, "-m", "gitledger"]
+
+
+def new_id(rng: random.Random) -> str:
+    return "".join(rng.choice(ALPHABET) for _ in range(20))
+
+
+def make_tasks(n: int, seed: int, start: int = 0) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    tasks: list[dict[str, Any]] = []
+    for i in range(n):
+        goal_words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 9)))
+        roll = rng.random()
+        status = (
+            "open"
+            if roll < 0.6
+            else "active"
+            if roll < 0.7
+            else "blocked"
+            if roll < 0.8
+            else "done"
+        )
+        task: dict[str, Any] = {
+            "id": new_id(rng),
+            "version": 1,
+            "goal": f"Task {start + i}: {goal_words}",
+            "criteria": "the " + " ".join(rng.choice(WORDS) for _ in range(6)) + " tests pass",
+            "next": "check " + rng.choice(WORDS),
+            "status": status,
+            "priority": rng.randint(0, 4),
+            "labels": [rng.choice(WORDS)],
+            "created_at": STAMP,
+            "updated_at": f"2026-01-01T{(i // 3600) % 24:02d}:{(i // 60) % 60:02d}:{i % 60:02d}.000Z",
+            "actor": "bench",
+        }
+        if status == "blocked":
+            task["blocker"] = "waits on " + rng.choice(WORDS)
+        if tasks and rng.random() < 0.2:
+            task["dependencies"] = [rng.choice(tasks)["id"]]
+        tasks.append(task)
+    return tasks
+
+
+def timed(cmd: list[str], env: dict[str, str], repeat: int) -> tuple[float, str]:
+    times = []
+    out = ""
+    for _ in range(repeat):
+        started = time.perf_counter()
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        times.append(time.perf_counter() - started)
+        if done.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} failed: {done.stderr.strip()[:500]}")
+        out = done.stdout
+    return statistics.median(times), out
+
+
+def run(cmd: list[str], env: dict[str, str], input: str | None = None) -> str:
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, input=input)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])} failed: {done.stderr.strip()[:500]}")
+    return done.stdout
+
+
+def taskwarrior(tasks: list[dict[str, Any]], work: Path, word: str, repeat: int) -> dict[str, Any]:
+    if shutil.which("task") is None:
+        return {"skipped": "Taskwarrior is not installed"}
+    data = work / "tw-data"
+    data.mkdir()
+    rc = work / "taskrc"
+    rc.write_text(f"data.location={data}\nconfirmation=off\nverbose=nothing\nhooks=off\n")
+    env = {**os.environ, "TASKDATA": str(data), "TASKRC": str(rc)}
+    prio = {0: "H", 1: "H", 2: "M", 3: "L", 4: "L"}
+    lines = []
+    for t in tasks:
+        lines.append(
+            json.dumps(
+                {
+                    "uuid": _uuid(t["id"]),
+                    "description": t["goal"],
+                    "status": "completed" if t["status"] == "done" else "pending",
+                    "entry": "20260101T000000Z",
+                    "priority": prio[t["priority"]],
+                    "tags": t["labels"],
+                    **({"end": "20260101T000000Z"} if t["status"] == "done" else {}),
+                }
+            )
+        )
+    src = work / "tw.json"
+    src.write_text("\n".join(lines) + "\n")
+    started = time.perf_counter()
+    run(["task", "rc.confirmation=off", "import", str(src)], env)
+    imported = time.perf_counter() - started
+    search, _ = timed(["task", "rc.confirmation=off", f"/{word}/", "list"], env, repeat)
+    limit, _ = timed(["task", "rc.confirmation=off", "limit:10", "list"], env, repeat)
+    return {
+        "import_s": imported,
+        "import_per_s": len(tasks) / imported,
+        "search_s": search,
+        "limit10_s": limit,
+    }
+
+
+def _uuid(task_id: str) -> str:
+    import hashlib
+
+    h = hashlib.sha256(task_id.encode()).hexdigest()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-a{h[17:20]}-{h[20:32]}"
+
+
+def measure(size: int, repeat: int, work: Path) -> dict[str, Any]:
+    env = {**os.environ}
+    ledger = work / "ledger"
+    env["GITLEDGER_DIR"] = str(ledger)
+    env.pop("GITLEDGER_NO_INDEX", None)
+    run([*GITLEDGER, "init"], env)
+    tasks = make_tasks(size, seed=size)
+    src = work / "tasks.jsonl"
+    src.write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    started = time.perf_counter()
+    before = os.times()
+    report = json.loads(run([*GITLEDGER, "task", "import", str(src), "--json"], env))
+    after = os.times()
+    import_wall = time.perf_counter() - started
+    import_cpu = (after.children_user - before.children_user) + (
+        after.children_system - before.children_system
+    )
+    time.sleep(2.2)  # past the racy window: the first command below is an ordinary one
+    word = "canary"
+    some_id = tasks[size // 2]["id"]
+    result: dict[str, Any] = {
+        "size": size,
+        "import_wall_s": import_wall,
+        "import_per_s": size / import_wall,
+        "import_per_cpu_s": size / import_cpu if import_cpu else None,
+        "import_reported_per_s": report["tasks_per_second"],
+    }
+    floor, _ = timed([sys.executable, "-c", "import pygit2, click, pydantic"], env, repeat)
+    result["floor_s"] = floor
+    for name, cmd in (
+        ("search", [*GITLEDGER, "task", "search", word]),
+        ("inbox10", [*GITLEDGER, "task", "inbox", "10"]),
+        ("ready10", [*GITLEDGER, "task", "ready", "10"]),
+        ("show", [*GITLEDGER, "task", "show", some_id[:8]]),
+    ):
+        result[f"{name}_s"], _ = timed(cmd, env, repeat)
+    # The first command after 100 new refs arrived by plain git fetch.
+    other = work / "other"
+    other_env = {**env, "GITLEDGER_DIR": str(other)}
+    run([*GITLEDGER, "init"], other_env)
+    firsts = []
+    for round_ in range(repeat):
+        batch = make_tasks(100, seed=size * 1000 + round_, start=size + round_ * 100)
+        for t in batch:
+            t.pop("dependencies", None)
+        run(
+            [*GITLEDGER, "task", "import", "-", "--quiet"],
+            other_env,
+            input="".join(json.dumps(t) + "\n" for t in batch),
+        )
+        run(
+            ["git", "--git-dir", str(ledger), "fetch", "--quiet", str(other)]
+            + ["+refs/gitledger/tasks/*:refs/gitledger/tasks/*"],
+            env,
+        )
+        started = time.perf_counter()
+        out = run([*GITLEDGER, "task", "search", f'"Task {size + round_ * 100 + 7}:"'], env)
+        firsts.append(time.perf_counter() - started)
+        if f"Task {size + round_ * 100 + 7}:" not in out:
+            raise SystemExit("the fetched task was not found by the first command after fetch")
+        time.sleep(2.2)
+    result["after_fetch_s"] = statistics.median(firsts)
+    index = ledger / "gitledger-index.sqlite"
+    result["index_bytes"] = sum(
+        Path(f"{index}{s}").stat().st_size for s in ("", "-wal") if Path(f"{index}{s}").exists()
+    )
+    result["taskwarrior"] = taskwarrior(tasks, work, word, repeat)
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,100000")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--json", dest="json_file", type=Path)
+    args = parser.parse_args()
+    results = []
+    for size in (int(s) for s in args.sizes.split(",")):
+        with tempfile.TemporaryDirectory(prefix="gitledger-index-scale-") as tmp:
+            print(f"measuring {size:,} tasks …", file=sys.stderr, flush=True)
+            results.append(measure(size, args.repeat, Path(tmp)))
+            print_row(results[-1])
+    print_table(results)
+    if args.json_file:
+        args.json_file.write_text(json.dumps(results, indent=2) + "\n")
+
+
+def ms(value: float | None) -> str:
+    return "—" if value is None else f"{value * 1000:,.0f} ms"
+
+
+def print_row(r: dict[str, Any]) -> None:
+    print(json.dumps(r), file=sys.stderr, flush=True)
+
+
+def print_table(results: list[dict[str, Any]]) -> None:
+    rows = [
+        ("import floor (python -c 'import pygit2, click, pydantic')", "floor_s"),
+        ("gitledger task search WORD", "search_s"),
+        ("gitledger task inbox 10", "inbox10_s"),
+        ("gitledger task ready 10", "ready10_s"),
+        ("gitledger task show ID", "show_s"),
+        ("first command after 100 refs arrived by git fetch", "after_fetch_s"),
+    ]
+    sizes = [r["size"] for r in results]
+    print(f"{'median, whole process':58}" + "".join(f"{s:>16,}" for s in sizes))
+    for label, key in rows:
+        cells = ""
+        for r in results:
+            ratio = r[key] / r["floor_s"]
+            cells += f"{ms(r[key]):>10} {ratio:4.2f}x" if key != "floor_s" else f"{ms(r[key]):>16}"
+        print(f"{label:58}{cells}")
+    for label, key in (
+        ("Taskwarrior 2.6: task /WORD/ list", "search_s"),
+        ("Taskwarrior 2.6: task limit:10 list", "limit10_s"),
+    ):
+        cells = ""
+        for r in results:
+            tw = r["taskwarrior"]
+            cells += (
+                f"{ms(tw.get(key)):>10} {tw[key] / r['floor_s']:4.2f}x"
+                if key in tw
+                else f"{'—':>16}"
+            )
+        print(f"{label:58}{cells}")
+    print(
+        f"{'gitledger import, tasks/s (wall)':58}"
+        + "".join(f"{r['import_per_s']:>16,.0f}" for r in results)
+    )
+    print(
+        f"{'gitledger import, tasks per CPU second':58}"
+        + "".join(f"{(r['import_per_cpu_s'] or 0):>16,.0f}" for r in results)
+    )
+    print(
+        f"{'Taskwarrior import, tasks/s (wall)':58}"
+        + "".join(f"{r['taskwarrior'].get('import_per_s', 0):>16,.0f}" for r in results)
+    )
+    print(
+        f"{'index size on disk':58}"
+        + "".join(f"{r['index_bytes'] / 1e6:>13.1f} MB" for r in results)
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -3,20 +3,21 @@
  * not in the middle of one.
  *
  * Needs Claude Code 2.1.278 or newer started with CLAUDE_CODE_ENABLE_FUNCTION_HOOKS=1, and
- * gitledger importable by `python3` (`python3 -m gitledger`). The plugin's hooks module
- * (hooks/register.ts at the plugin root) re-exports or calls `register` from this file.
+ * gitledger importable by `python3` (`python3 -m gitledger`). The plugin's hooks/hooks.json names
+ * this file under "modules" ("../judge/register.ts", relative to hooks/hooks.json).
  *
  * After each step of the main conversation (never a sub-agent's):
  *   1. not judged when it is the first step of a turn, has no text, or ends the turn;
  *   2. below the floor (`gitledger judge config floor=…`, default 35% of the context window, as
- *      $.session.measure() reports it) nothing runs at all;
- *   3. past it, `gitledger judge step` gets the conversation ($.session.messages(): what the
- *      assistant said and the names and inputs of its calls; tool results travel only as
- *      their count, never their text) and the step, and answers NEXT or SAME;
- *   4. on NEXT the turn ends before its next request goes out ($.turn.abort), and once it has
- *      ended Claude Code's own compaction runs ($.session.compact(): the call /compact makes,
- *      which also fires the PreCompact hook that saves the fuse snapshot) and the work carries on
- *      with "Continue." ($.prompt.submit), as a person would with Esc, /compact and "continue".
+ *      $.session.usage() reports it) nothing more runs;
+ *   3. past it, `gitledger judge step` gets the conversation ($.session.messages(): what was said
+ *      and the names and inputs of the calls; tool results travel only as their count, never
+ *      their text) and the step, and answers NEXT or SAME;
+ *   4. on NEXT, once the step's tools have run, the turn ends before its next request goes out
+ *      ($.turn.abort), and when it has ended Claude Code's own compaction runs
+ *      ($.session.compact(): the call /compact makes, which fires the PreCompact hook that saves
+ *      the fuse snapshot) and the work carries on with "Continue." ($.prompt.submit), as a person
+ *      would with Esc, /compact and "continue".
  *
  * Anything that fails here leaves the conversation alone: a judge that cannot run says SAME.
  */
@@ -26,14 +27,19 @@ import type { Register } from 'claude-code'
 const CLI = ['python3', '-m', 'gitledger']
 const DEFAULT_FLOOR = 35
 const CONTINUE = 'Continue.'
+const TIMEOUT_MS = 20_000
 
 type Settings = { enabled: boolean; floor: number }
 type Pending = { turnId: string; percent: number; reason: string }
-type Use = { tool: string; input?: unknown }
-type Said = { role: string; text: string; toolUses?: Use[]; toolResults?: unknown[] }
+type Said = {
+  role: string
+  text: string
+  toolUses?: { tool: string; input?: unknown }[]
+  toolResults?: unknown[]
+}
 
-/** The conversation as the judge reads it: words and calls, tool output blanked. */
-function shape(messages: Said[]) {
+/** The conversation as the judge reads it: words and calls, tool output left out. */
+function shape(messages: readonly Said[]) {
   return messages.map(m => ({
     role: m.role,
     text: m.text,
@@ -42,62 +48,69 @@ function shape(messages: Said[]) {
   }))
 }
 
-export const register: Register = on => {
-  let settings: Settings | undefined
-  let pending: Pending | undefined
+// One session per process: what the module knows about it.
+let settings: Settings | undefined
+let pending: Pending | undefined
 
-  /** The judge's settings, read once a session: `gitledger judge config --json`. */
-  async function load($: any): Promise<Settings> {
-    if (settings !== undefined) return settings
-    settings = { enabled: true, floor: DEFAULT_FLOOR }
-    try {
-      const run = await $.process.run({ argv: [...CLI, 'judge', 'config', '--json'] })
-      if (run.exitCode === 0) {
-        const data = JSON.parse(run.stdout)
-        settings = {
-          enabled: data.enabled !== false,
-          floor: typeof data.floor === 'number' ? data.floor : DEFAULT_FLOOR,
-        }
+/** The judge's settings, read once a session: `gitledger judge config --json`. */
+async function load($: any): Promise<Settings> {
+  if (settings !== undefined) return settings
+  settings = { enabled: true, floor: DEFAULT_FLOOR }
+  try {
+    const run = await $.process.run([...CLI, 'judge', 'config', '--json'], {
+      timeoutMs: TIMEOUT_MS,
+    })
+    if (run.exitCode === 0) {
+      const data = JSON.parse(run.stdout)
+      settings = {
+        enabled: data.enabled !== false,
+        floor: typeof data.floor === 'number' ? data.floor : DEFAULT_FLOOR,
       }
-    } catch {
-      // No ledger yet, or no gitledger: the defaults stand.
     }
-    return settings
+  } catch {
+    // No ledger yet, or no gitledger: the defaults stand.
   }
+  return settings
+}
 
+export const register: Register = on => {
   on('turn.step', async function* ($, e, next) {
     if (e.agentId === undefined && pending !== undefined && pending.turnId === e.turnId) {
-      // The NEXT step's tools have run; end the turn before this request goes out.
+      // The NEXT step's tools have run: end the turn instead of sending this request.
       await $.turn.abort({ turnId: e.turnId })
+      return { turnId: e.turnId, index: e.index, answer: '', toolUses: [], stopReason: null, usage: null }
     }
     const result = yield* next(e)
     if (e.agentId !== undefined || pending !== undefined) return result
-    const text: string = result.answer ?? ''
-    const uses: Use[] = result.toolUses ?? []
+    const text = result.answer ?? ''
+    const uses = result.toolUses ?? []
     if (e.index === 0 || text.trim() === '' || uses.length === 0) return result
     try {
       const s = await load($)
       if (!s.enabled) return result
-      const measure = await $.session.measure()
-      const percent = measure?.context?.percent
+      const usage = await $.session.usage()
+      const percent = usage?.context?.percent
       if (typeof percent !== 'number' || percent < s.floor) return result
-      const messages = shape(await $.session.messages())
       const payload = {
-        messages,
-        step: { text, calls: uses.map(use => ({ name: use.tool, input: use.input ?? {} })) },
-        context_tokens: measure.context.tokens,
-        window: measure.context.window,
+        messages: shape(await $.session.messages()),
+        step: { text, calls: uses.map(use => ({ name: use.name, input: use.input ?? {} })) },
+        context_tokens: usage.context.tokens,
+        window: usage.context.window,
         first_in_turn: false,
       }
-      const run = await $.process.run({
-        argv: [...CLI, 'judge', 'step', '--json', '--floor', String(s.floor)],
-        input: JSON.stringify(payload),
-      })
+      const run = await $.process.run(
+        [...CLI, 'judge', 'step', '--json', '--floor', String(s.floor)],
+        { stdin: JSON.stringify(payload), timeoutMs: TIMEOUT_MS },
+      )
       if (run.exitCode !== 0) return result
       const verdict = JSON.parse(run.stdout)
       if (verdict.decision === 'NEXT') {
-        pending = { turnId: e.turnId, percent: Math.round(percent), reason: verdict.reason }
-        $.ui.toast(`gitledger: context at ${pending.percent}%, compacting before the next piece`)
+        pending = { turnId: e.turnId, percent: Math.round(percent), reason: String(verdict.reason) }
+        try {
+          $.ui.toast(`gitledger: context at ${pending.percent}%, compacting before the next piece`)
+        } catch {
+          // A surface that shows no toast changes nothing.
+        }
       }
     } catch {
       // Any failure is SAME: the conversation goes on untouched.
@@ -108,13 +121,17 @@ export const register: Register = on => {
   on('turn.complete', async ($, e, next) => {
     const out = await next(e)
     const boundary = pending
+    if (boundary === undefined || e.agentId !== undefined || boundary.turnId !== e.turnId) {
+      return out
+    }
     pending = undefined
-    if (boundary === undefined) return out
     try {
-      await $.session.compact()
-      await $.prompt.submit({ text: CONTINUE })
+      const compacted = await $.session.compact()
+      if (compacted !== undefined && 'skip' in compacted) return out
+      // Queued: it starts a turn of its own once the session is idle, so it is not awaited here.
+      void $.prompt.submit({ text: CONTINUE }).catch(() => undefined)
     } catch {
-      // Compaction refused (for example DISABLE_COMPACT, or `claude -p`): leave it to the person.
+      // Compaction refused (DISABLE_COMPACT, `claude -p`): the person decides what comes next.
     }
     return out
   })

@@ -83,7 +83,12 @@ SCHEMA_VERSION = 1
 INDEX_FILE = "gitledger-index.sqlite"
 TASKS_DIR = "refs/gitledger/tasks"
 TASKS_PREFIX = TASKS_DIR + "/"
-RACY_NS = 2_000_000_000
+# How long after a ref directory changed its fingerprint cannot be trusted: a second change within
+# one tick of the file system's clock leaves the mtime as it was. Jiffy-grained file systems
+# (ext4, xfs, btrfs, tmpfs) tick in at most 10 ms; ones that keep whole seconds (FAT, HFS+, some
+# network mounts) show it as an mtime with no fraction, and get two seconds.
+RACY_FINE_NS = 50_000_000
+RACY_COARSE_NS = 2_000_000_000
 RECORD_FILES = ("FORMAT", "task.json")
 OPEN_STATUSES = ("open", "active", "blocked")
 
@@ -312,7 +317,7 @@ class Index:
                 self.last_refresh = RefreshStats(seconds=time.perf_counter() - started)
                 return self.last_refresh
             stats = self._sync(conn, known or {})
-            racy = time.time_ns() - stamp.newest_ns() < RACY_NS
+            racy = _racy(stamp.newest_ns())
             conn.executemany(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
                 [("stamp", encoded), ("racy", "1" if racy else "0")],
@@ -325,6 +330,31 @@ class Index:
         stats.seconds = time.perf_counter() - started
         self.last_refresh = stats
         return stats
+
+    def ids_if_current(self, prefix: str, limit: int = -1) -> list[str] | None:
+        """Ids starting with ``prefix`` if the index is known current without reading any ref;
+        None otherwise (then listing the ref directory is cheaper than a refresh)."""
+        try:
+            conn = self._connect()
+            if not self._stamp_ok(conn, refs_stamp(self.git_dir, TASKS_DIR).encode()):
+                return None
+            # Unreadable task refs count too, so a prefix naming one is ambiguous, not missing.
+            sql = (
+                "SELECT id FROM tasks WHERE id >= ?1 AND id < ?2 UNION "
+                "SELECT substr(ref, ?3) FROM problems WHERE ref >= ?4 AND ref < ?5 "
+                "ORDER BY 1 LIMIT ?6"
+            )
+            args = (
+                prefix,
+                prefix + "\x7f",
+                len(TASKS_PREFIX) + 1,
+                TASKS_PREFIX + prefix,
+                TASKS_PREFIX + prefix + "\x7f",
+                limit,
+            )
+            return [r[0] for r in conn.execute(sql, args) if ID_PATTERN.match(r[0])]
+        except (sqlite3.Error, _Corrupt, ValueError):
+            return None
 
     @staticmethod
     def _stamp_ok(conn: sqlite3.Connection, encoded: str) -> bool:
@@ -570,13 +600,6 @@ class Index:
         sql = "SELECT id, record FROM tasks WHERE parent = ? ORDER BY created_at, id"
         return self._guarded(lambda conn: self._decode(conn.execute(sql, (parent,))))  # type: ignore[no-any-return]
 
-    def ids_starting(self, prefix: str, limit: int = 11) -> list[str]:
-        """Ids of indexed tasks starting with ``prefix`` (at most ``limit``)."""
-        sql = "SELECT id FROM tasks WHERE id >= ? AND id < ? ORDER BY id LIMIT ?"
-        return self._guarded(  # type: ignore[no-any-return]
-            lambda conn: [r[0] for r in conn.execute(sql, (prefix, prefix + "\x7f", limit))]
-        )
-
     def search(
         self,
         query: str,
@@ -637,6 +660,11 @@ class Index:
             }
 
         return self._guarded(run)  # type: ignore[no-any-return]
+
+
+def _racy(newest_ns: int) -> bool:
+    window = RACY_COARSE_NS if newest_ns % 1_000_000_000 == 0 else RACY_FINE_NS
+    return time.time_ns() - newest_ns < window
 
 
 def _filters(

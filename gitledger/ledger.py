@@ -284,8 +284,16 @@ class Ledger:
             if self.store.tip(task_ref(wanted)) is None:
                 raise TaskNotFound(f"No task {wanted}. List tasks with 'gitledger task list'.")
             return wanted
-        names = self.store.ref_names_starting(TASKS_DIR, wanted)
-        ids = [n[len(TASKS_PREFIX) :] for n in names if ID_PATTERN.match(n[len(TASKS_PREFIX) :])]
+        from .index import ledger_index
+
+        idx = ledger_index(self)
+        # The index answers when it is known current (a stat or three); else list the directory.
+        ids = idx.ids_if_current(wanted) if idx is not None else None
+        if ids is None:
+            names = self.store.ref_names_starting(TASKS_DIR, wanted)
+            ids = [
+                n[len(TASKS_PREFIX) :] for n in names if ID_PATTERN.match(n[len(TASKS_PREFIX) :])
+            ]
         if not ids:
             raise TaskNotFound(
                 f"No task id starts with '{wanted}'. List tasks with 'gitledger task list'."
@@ -296,6 +304,12 @@ class Ledger:
 
     def short_id(self, task_id: str) -> str:
         """The shortest prefix (at least 6 characters) that names only this task."""
+        from .index import ledger_index
+
+        idx = ledger_index(self)
+        found = idx.ids_if_current(task_id[:MIN_SHORT_ID]) if idx is not None else None
+        if found is not None:
+            return _shortest_unique(task_id, [i for i in found if i != task_id])
         names = self.store.ref_names_starting(TASKS_DIR, task_id[:MIN_SHORT_ID])
         others = [n[len(TASKS_PREFIX) :] for n in names if not n.endswith(task_id)]
         return _shortest_unique(task_id, others)

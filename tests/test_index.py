@@ -364,3 +364,43 @@ def test_listing_agrees_with_the_ref_scan(ledger: Ledger) -> None:
 def test_index_object_is_per_ledger(ledger: Ledger) -> None:
     assert ledger_index(ledger) is ledger_index(ledger)
     assert isinstance(ledger_index(ledger), Index)
+
+
+def test_prefixes_resolve_through_a_current_index_and_without_one(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    tasks = [ledger.create(f"task {n}") for n in range(40)]
+    ledger.list_tasks()
+    age_refs(ledger)
+    ledger.list_tasks()
+    idx = ledger_index(ledger)
+    assert idx is not None
+    some = tasks[7].id
+    assert idx.ids_if_current(some[:4]) is not None  # served by the index
+    assert ledger.resolve(some[:10]) == some
+    assert ledger.short_id(some) == Ledger.short_ids(t.id for t in tasks)[some]
+    # A ref that arrived by git fetch: the index is not current, the directory is listed.
+    other = Ledger.open(tmp_path / "other", create=True)
+    arrived = other.create("arrived").id
+    git(ledger.path, "fetch", "--quiet", str(other.path), "+refs/gitledger/*:refs/gitledger/*")
+    assert idx.ids_if_current(arrived[:4]) is None
+    assert ledger.resolve(arrived[:12]) == arrived
+    # An unreadable ref still makes its prefix ambiguous rather than unknown.
+    from gitledger.errors import AmbiguousId
+
+    twin = some[:12] + "00000000"
+    commit = git(ledger.path, "rev-parse", task_ref(some)).strip()
+    tree = git(ledger.path, "rev-parse", f"{commit}^{{tree}}").strip()
+    foreign = subprocess.run(
+        ["git", "--git-dir", str(ledger.path), "commit-tree", tree, "-m", "copy"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    git(ledger.path, "update-ref", task_ref(twin), foreign)
+    ledger.list_tasks()
+    age_refs(ledger)
+    ledger.list_tasks()
+    assert any(p.ref == task_ref(twin) for p in ledger.skipped)
+    with pytest.raises(AmbiguousId):
+        ledger.resolve(some[:12])

@@ -1453,11 +1453,15 @@ def context_from_messages(payload: Mapping[str, Any]) -> StepContext:
     event = step_from_payload(payload.get("step") or {})
     step = Step(event.text, tuple(Call(c.name, dict(c.input)) for c in event.tool_calls))
     # The hook may hand over a conversation that already ends with the step itself.
-    start = len(history)
+    # Live, Claude Code's list may already hold the step, and even its tool results.
+    end = len(history)
+    while end > 0 and history[end - 1].role == "tool_result":
+        end -= 1
+    start = end
     while start > 0 and history[start - 1].role == "assistant":
         start -= 1
-    trailing = "\n".join(m.text for m in history[start:] if m.text.strip())
-    if start < len(history) and trailing.strip() == step.text.strip():
+    trailing = "\n".join(m.text for m in history[start:end] if m.text.strip())
+    if start < end and trailing.strip() == step.text.strip():
         history = history[:start]
     tokens = payload.get("context_tokens")
     window = payload.get("window")

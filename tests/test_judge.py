@@ -492,3 +492,12 @@ def test_hook_mode_never_fails_the_agent() -> None:
     result = run_cli("judge", "step", "--hook", input="not json")
     assert result.returncode == 0
     assert "judged SAME; the agent goes on" in result.stderr and result.stdout == ""
+
+
+def test_step_command_on_a_payload_recorded_from_claude_code() -> None:
+    """What the function-hook module sent from a live Claude Code 2.1.332 session (stand-in
+    model): by then the conversation holds the step and its tool result too."""
+    raw = (FIXTURES / "function_hook_payload.json").read_text()
+    data = json.loads(invoke("judge", "step", "--json", input=raw).output)  # type: ignore[attr-defined]
+    assert data["decision"] == "NEXT" and data["judged"] is True
+    assert data["fill"] == 45.5

@@ -855,8 +855,8 @@ def ref_tips(git_dir: Path, directory: str) -> dict[str, str]:
     except FileNotFoundError:
         entries = []
     for entry in entries:
-        name = entry.name
-        if name.endswith(".lock"):
+        leaf = entry.name
+        if leaf.endswith(".lock"):
             continue
         try:
             with open(entry.path, "rb") as fh:
@@ -865,7 +865,7 @@ def ref_tips(git_dir: Path, directory: str) -> dict[str, str]:
             continue
         if content.startswith(b"ref:") or not content:
             continue
-        tips[prefix + name] = content.decode("ascii", "replace")
+        tips[prefix + leaf] = content.decode("ascii", "replace")
     return tips
 
 

@@ -86,10 +86,14 @@ def play(session: ClaudeSession) -> None:
         Reply([text("I have planned the work as three tasks.")]),
     )
     session.run(GOAL)
-    s.script(Reply([text("Understood: the standard library csv module only.")]))
-    session.run(CONSTRAINT)
+    # The user's constraint; the assistant writes the file within the same turn.
     s.script(
-        Reply([tool_use("Write", {"file_path": str(path), "content": FILE_BODY})]),
+        Reply(
+            [
+                text("Understood: the standard library csv module only."),
+                tool_use("Write", {"file_path": str(path), "content": FILE_BODY}),
+            ]
+        ),
         Reply(
             [
                 tool_use("TaskUpdate", {"taskId": "1", "status": "completed"}),
@@ -98,9 +102,12 @@ def play(session: ClaudeSession) -> None:
         ),
         Reply([text(f"Wrote {FILE_NAME}.")]),
     )
-    session.run("Write the serializer.")
-    s.script(Reply([text(DECISION)]))
+    session.run(CONSTRAINT + " Then write the serializer.")
+    # The decision, then more work in the same turn, so the decision is not the last message
+    # (Claude Code keeps the last messages verbatim across compaction).
+    s.script(
+        Reply([text(DECISION), tool_use("Read", {"file_path": str(path)})]),
+        Reply([text("Next I will wire up the toolbar.")]),
+    )
     session.run("Which delimiter should the export use?")
-    s.script(Reply([text("Next I will wire up the toolbar.")]))
-    session.run("Good, go on.")
     assert path.read_text() == FILE_BODY

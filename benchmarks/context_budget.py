@@ -168,11 +168,11 @@ def main() -> None:
             started = time.perf_counter()
             task_context(ledger, anchor, budget=2048, unit="tokens")
             in_process_tokens.append(time.perf_counter() - started)
-        whole, floor = [], []
-        for _ in range(args.runs):  # interleaved, so load on the machine hits both alike
+        whole, show, floor = [], [], []
+        for _ in range(args.runs):  # interleaved, so load on the machine hits each alike
             whole.append(run([*GL, "task", "context", anchor, "2048"])[1])
+            show.append(run([*GL, "task", "show", anchor])[1])
             floor.append(run([*GL, "--version"])[1])
-        show = [run([*GL, "task", "show", anchor])[1] for _ in range(args.runs)]
         results["timing_ms"] = {
             "runs": args.runs,
             "in_process_bytes_2048": round(statistics.median(in_process) * 1000, 1),

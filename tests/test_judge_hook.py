@@ -72,3 +72,101 @@ def test_a_broken_module_fails_the_kit(tmp_path: Path) -> None:
     source.write_text(source.read_text().replace("await load($)", "await (0, load)($)"))
     done = claude(tmp_path, "plugin", "test", str(mod))
     assert done.returncode != 0
+
+
+def _tmux(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=30)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_live_interactive_session_compacts_at_the_boundary(tmp_path: Path) -> None:
+    """The real Claude Code, interactive in tmux, against the stand-in model: the step that says
+    task 1 is done and moves to task 2 is judged NEXT by the real `gitledger judge step`, the turn
+    ends before its next request, Claude Code compacts (a summary request reaches the stand-in)
+    and the plugin's "Continue." starts the next turn, which goes on with task 2."""
+    import sys
+    import time
+
+    sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+    from claude_harness import ClaudeSession, gitledger_shim
+    from standin import Reply, StandIn, text, tool_use
+
+    mod = make_mod(tmp_path / "mod")
+    name = f"gljudge-{os.getpid()}"
+    with StandIn() as server:
+        session = ClaudeSession(
+            CLAUDE,
+            server,
+            tmp_path / "run",
+            extra_env={"CLAUDE_CODE_ENABLE_FUNCTION_HOOKS": "1", "PYTHONPATH": str(ROOT)},
+        )
+        gitledger_shim(session.bin)
+        key = session.env["ANTHROPIC_API_KEY"]
+        (session.home / ".claude.json").write_text(
+            json.dumps(
+                {
+                    "hasCompletedOnboarding": True,
+                    "theme": "dark",
+                    "customApiKeyResponses": {"approved": [key[-20:]], "rejected": []},
+                    "projects": {str(session.project): {"hasTrustDialogAccepted": True}},
+                }
+            )
+        )
+        session.settings({"permissions": {"allow": ["Bash", "Write", "Read"]}})
+        # 45% of the 1M window this Claude Code's default model has: past the 35% floor.
+        server.script(
+            Reply([text("Task 1."), tool_use("Bash", {"command": "echo one > a.txt"})], 450_000),
+            Reply(
+                [text("Task 1 done. Moving to task 2."), tool_use("Bash", {"command": "true"})],
+                455_000,
+            ),
+            Reply([text("Task 2 done.")], 20_000),
+        )
+        env = session.env
+        env_args: list[str] = []
+        for var in (
+            "HOME",
+            "PATH",
+            "ANTHROPIC_BASE_URL",
+            "ANTHROPIC_API_KEY",
+            "DISABLE_TELEMETRY",
+            "DISABLE_AUTOUPDATER",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+            "CLAUDE_CODE_ENABLE_FUNCTION_HOOKS",
+            "PYTHONPATH",
+        ):
+            env_args += ["-e", f"{var}={env[var]}"]
+        debug = tmp_path / "debug.log"
+        started = _tmux(
+            "new-session", "-d", "-s", name, "-x", "160", "-y", "50", "-c", str(session.project),
+            *env_args, str(CLAUDE), "--plugin-dir", str(mod), "--debug-file", str(debug),
+        )  # fmt: skip
+        assert started.returncode == 0, started.stderr
+        try:
+            deadline = time.monotonic() + 90
+            while (
+                time.monotonic() < deadline
+                and "❯" not in _tmux("capture-pane", "-p", "-t", name).stdout
+            ):
+                time.sleep(1)
+            time.sleep(2)
+            _tmux("send-keys", "-t", name, "Do tasks 1 and 2.", "")
+            time.sleep(1)
+            _tmux("send-keys", "-t", name, "Enter")
+            deadline = time.monotonic() + 150
+            while time.monotonic() < deadline:
+                kinds = [r.kind for r in server.requests if r.kind != "side"]
+                if kinds.count("main") >= 3:
+                    break
+                time.sleep(2)
+            time.sleep(2)
+            screen = _tmux("capture-pane", "-p", "-t", name).stdout
+        finally:
+            _tmux("kill-session", "-t", name)
+        kinds = [r.kind for r in server.requests if r.kind != "side"]
+        log = debug.read_text(errors="replace") if debug.exists() else ""
+        assert kinds[:4] == ["main", "main", "compact", "main"], (kinds, screen)
+        assert "$.turn.abort (gitledger-judge-test): cancelled turn" in log
+        assert "Continue." in server.requests[-1].messages_text() or "Continue." in screen
+        assert "Task 2 done." in screen

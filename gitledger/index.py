@@ -42,6 +42,7 @@ import json
 import os
 import re
 import sqlite3
+import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -220,6 +221,7 @@ class Index:
         self.git_dir = Path(ledger.path)
         self.file = self.git_dir / INDEX_FILE
         self._conn: sqlite3.Connection | None = None
+        self._lock = threading.RLock()
         self.last_refresh = RefreshStats()
 
     # --- the file -----------------------------------------------------------------------------
@@ -228,7 +230,11 @@ class Index:
         if self._conn is not None:
             return self._conn
         for attempt in range(2):
-            conn = sqlite3.connect(self.file, timeout=60, isolation_level=None)
+            # One connection per Index, shared by threads (the MCP server calls from worker
+            # threads) under self._lock.
+            conn = sqlite3.connect(
+                self.file, timeout=60, isolation_level=None, check_same_thread=False
+            )
             try:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("PRAGMA synchronous=NORMAL")
@@ -274,12 +280,20 @@ class Index:
             Path(f"{self.file}{suffix}").unlink(missing_ok=True)
 
     def close(self) -> None:
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
 
     def _guarded(self, action: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run ``action`` on a current index; a damaged file is deleted and rebuilt once."""
+        with self._lock:
+            return self._guarded_unlocked(action)
+
+    def _guarded_unlocked(self, action: Callable[[sqlite3.Connection], Any]) -> Any:
         for attempt in range(2):
             try:
                 conn = self._connect()
@@ -334,6 +348,10 @@ class Index:
     def ids_if_current(self, prefix: str, limit: int = -1) -> list[str] | None:
         """Ids starting with ``prefix`` if the index is known current without reading any ref;
         None otherwise (then listing the ref directory is cheaper than a refresh)."""
+        with self._lock:
+            return self._ids_if_current(prefix, limit)
+
+    def _ids_if_current(self, prefix: str, limit: int) -> list[str] | None:
         try:
             conn = self._connect()
             if not self._stamp_ok(conn, refs_stamp(self.git_dir, TASKS_DIR).encode()):
@@ -491,13 +509,17 @@ class Index:
 
     def rebuild(self) -> RefreshStats:
         """Throw the index away and build it from the refs."""
-        self.close()
-        self._delete_files()
-        return self._guarded(lambda conn: self.last_refresh)  # type: ignore[no-any-return]
+        with self._lock:
+            self.close()
+            self._delete_files()
+            return self._guarded(lambda conn: self.last_refresh)  # type: ignore[no-any-return]
 
     def absorb(self, known: dict[str, tuple[Task, bytes]]) -> RefreshStats:
         """Refresh, taking the records of tips in ``known`` as given (bulk import wrote them)."""
+        with self._lock:
+            return self._absorb_unlocked(known)
 
+    def _absorb_unlocked(self, known: dict[str, tuple[Task, bytes]]) -> RefreshStats:
         def run(conn: sqlite3.Connection) -> RefreshStats:
             return self._refresh(conn, known)
 

@@ -404,3 +404,15 @@ def test_prefixes_resolve_through_a_current_index_and_without_one(
     assert any(p.ref == task_ref(twin) for p in ledger.skipped)
     with pytest.raises(AmbiguousId):
         ledger.resolve(some[:12])
+
+
+def test_one_index_serves_many_threads(ledger: Ledger) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    made = {ledger.create(f"threaded {n}").id for n in range(5)}
+
+    def listing(_: int) -> set[str]:
+        return {t.id for t in ledger.search("threaded")}
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert all(found == made for found in pool.map(listing, range(16)))

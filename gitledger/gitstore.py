@@ -417,7 +417,10 @@ def commit_exists(project_dir: Path, rev: str) -> bool:
 LEDGER_PREFIX = "refs/gitledger/"
 _SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[^/:]+:")
 _URL_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)([^/@]*)@")
-PUSH_CHUNK = 500  # refspecs per push: hosted servers cap a push's command list and pack size
+# Refspecs per push. A large first backup goes in chunks a hosted server accepts; each libgit2
+# push also has a fixed cost that grows with the refs on both sides (measured here at 3,000 tasks:
+# 12.2 s in chunks of 500, 6.4 s in chunks of 1,000, 3.0 s in one push), so chunks stay large.
+PUSH_CHUNK = 5000
 _GIT_DIRECTION_PUSH = 1  # libgit2 git_direction; pygit2 exports no name for it
 
 
@@ -604,15 +607,20 @@ def fetch_refs(
                 if old is not None:
                     old.delete()
                 specs.append(f"+{ref}:{staged}")
-        stats = remote.fetch(
-            specs,
-            callbacks=_Callbacks(progress),
-            prune=(
-                pygit2.enums.FetchPrune.PRUNE
-                if only is None
-                else pygit2.enums.FetchPrune.UNSPECIFIED
-            ),
-        )
+        # No libgit2 prune: it cost 2.2 s of a 2.6 s no-op fetch at 3,000 tasks. The heads the
+        # fetch saw stay readable after it, so staged refs the remote no longer has go here.
+        stats = remote.fetch(specs, callbacks=_Callbacks(progress))
+        if only is None:
+            seen = {
+                staging + h.name[len(LEDGER_PREFIX) :]
+                for h in remote.list_heads(connect=False)
+                if h.name and h.name.startswith(LEDGER_PREFIX)
+            }
+            for name, _tip in store.refs(staging):
+                if name not in seen:
+                    gone = store.repo.references.get(name)
+                    if gone is not None:
+                        gone.delete()
         return TransferStats(objects=stats.received_objects, bytes=stats.received_bytes, refs=0)
 
 

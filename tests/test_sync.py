@@ -598,3 +598,21 @@ def test_no_pre_push_hooks_and_a_non_bare_target(tmp_path: Path, ledger: Ledger)
     report = sync.backup(ledger, str(work))  # pygit2 cannot push here; the git CLI does
     assert report.pushed and git_refs(work / ".git") == refs_of(ledger)
     assert not marker.exists()
+
+
+def test_a_ref_deleted_on_the_remote_is_pushed_again(tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    ledger = make_ledger(tmp_path / "l")
+    tasks = seed(ledger, 3)
+    sync.sync(ledger, str(remote))
+    gone = f"{PREFIX}tasks/{tasks[2].id}"
+    subprocess.run(["git", "--git-dir", str(remote), "update-ref", "-d", gone], check=True)
+    report = sync.sync(ledger, str(remote))
+    assert report.pushed == [gone]
+    assert git_refs(remote) == refs_of(ledger)
+    assert sync.sync(ledger, str(remote)).quiet
+    assert len(_staged(ledger)) == len(refs_of(ledger))
+
+
+def _staged(ledger: Ledger) -> list[str]:
+    return [name for name, _ in ledger.store.refs(sync.STAGING_ROOT)]

@@ -126,22 +126,23 @@ def _optional(spec: str) -> Callable[..., Any] | None:
 # Merge bookkeeping a model never needs; the CLI's --json keeps it for programs.
 _HIDDEN = ("clock", "request_hash")
 
+# Results carry full ids and no short ids. An agent copies ids into notes and later calls, and a
+# short prefix that is unique today may be ambiguous once the ledger grows; a full id never is.
+# (Finding the shortest unique prefix also scans the ref directory: ~270 ms at 100,000 tasks.)
+
 
 def task_result(led: Ledger, task: Task) -> dict[str, Any]:
     data = task.to_json_dict()
     for name in _HIDDEN:
         data.pop(name, None)
-    data["short_id"] = led.short_id(task.id)
     return data
 
 
 def task_summaries(led: Ledger, tasks: list[Task]) -> dict[str, Any]:
-    shorts = led.short_ids(t.id for t in tasks) if tasks else {}
     out: dict[str, Any] = {
         "tasks": [
             {
                 "id": t.id,
-                "short_id": shorts[t.id],
                 "status": t.status,
                 "priority": t.priority,
                 "goal": t.goal,

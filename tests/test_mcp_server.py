@@ -148,7 +148,7 @@ def test_every_tool_on_a_real_ledger(ledger: Any, tmp_path: Path) -> None:
                 {
                     "goal": "Parse numbers",
                     "criteria": "pytest tests/test_numbers.py passes",
-                    "parent": parent["short_id"],
+                    "parent": parent["id"][:7],
                     "dependencies": [dep["id"]],
                     "next": "Write the failing test",
                     "labels": "parser",  # a lone string where a list is expected is forgiven
@@ -156,6 +156,7 @@ def test_every_tool_on_a_real_ledger(ledger: Any, tmp_path: Path) -> None:
             )
             assert child["version"] == 1 and child["parent"] == parent["id"]
             assert child["labels"] == ["parser"] and "clock" not in child
+            assert "short_id" not in child  # full ids only: a prefix may become ambiguous
 
             updated = await c(
                 "task_update",
@@ -168,7 +169,7 @@ def test_every_tool_on_a_real_ledger(ledger: Any, tmp_path: Path) -> None:
                 },
             )
             assert updated["version"] == 2 and updated["next"] == "Handle exponents"
-            old = await c("task_show", {"id": child["short_id"], "at": 1})
+            old = await c("task_show", {"id": child["id"][:8], "at": 1})
             assert old["version"] == 1 and old["next"] == "Write the failing test"
             assert (await c("task_show", {"id": child["id"]}))["version"] == 2
 
@@ -232,7 +233,7 @@ def test_every_tool_on_a_real_ledger(ledger: Any, tmp_path: Path) -> None:
                 transcript.write_text("".join(json.dumps(x) + "\n" for x in lines))
                 saved = await c("fuse_save", {"session": "s1", "transcript": str(transcript)})
                 assert saved["session"] == "s1"
-                linked = await c("fuse_link", {"session": "s1", "id": child["short_id"]})
+                linked = await c("fuse_link", {"session": "s1", "id": child["id"][:8]})
                 assert linked["link"] == child["id"]
                 restored = await c("fuse_restore", {})
                 assert "Make the parser resumable" in restored["text"]

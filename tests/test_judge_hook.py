@@ -26,11 +26,14 @@ pytestmark = [
 ]
 
 
-def make_mod(folder: Path) -> Path:
+def make_mod(folder: Path, hooks: dict[str, object] | None = None) -> Path:
     """A plugin holding only the judge module, named the way the real plugin names it."""
     shutil.copytree(MODULE, folder / "judge")
     (folder / "hooks").mkdir()
-    (folder / "hooks" / "hooks.json").write_text(json.dumps({"modules": ["../judge/register.ts"]}))
+    spec: dict[str, object] = {"modules": ["../judge/register.ts"]}
+    if hooks:
+        spec["hooks"] = hooks
+    (folder / "hooks" / "hooks.json").write_text(json.dumps(spec))
     (folder / ".claude-plugin").mkdir()
     (folder / ".claude-plugin" / "plugin.json").write_text(
         json.dumps({"name": "gitledger-judge-test", "version": "0.0.0", "license": "Apache-2.0"})
@@ -92,14 +95,20 @@ def test_live_interactive_session_compacts_at_the_boundary(tmp_path: Path) -> No
     from claude_harness import ClaudeSession, gitledger_shim
     from standin import Reply, StandIn, text, tool_use
 
-    mod = make_mod(tmp_path / "mod")
+    # The plugin's PreCompact command hook, as hooks/claude-code/hooks/hooks.json has it.
+    pre_compact = {"type": "command", "command": "gitledger fuse save --hook", "timeout": 60}
+    mod = make_mod(tmp_path / "mod", {"PreCompact": [{"hooks": [pre_compact]}]})
     name = f"gljudge-{os.getpid()}"
     with StandIn() as server:
         session = ClaudeSession(
             CLAUDE,
             server,
             tmp_path / "run",
-            extra_env={"CLAUDE_CODE_ENABLE_FUNCTION_HOOKS": "1", "PYTHONPATH": str(ROOT)},
+            extra_env={
+                "CLAUDE_CODE_ENABLE_FUNCTION_HOOKS": "1",
+                "PYTHONPATH": str(ROOT),
+                "GITLEDGER_DIR": str(tmp_path / "hook-ledger"),
+            },
         )
         gitledger_shim(session.bin)
         key = session.env["ANTHROPIC_API_KEY"]
@@ -135,6 +144,7 @@ def test_live_interactive_session_compacts_at_the_boundary(tmp_path: Path) -> No
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
             "CLAUDE_CODE_ENABLE_FUNCTION_HOOKS",
             "PYTHONPATH",
+            "GITLEDGER_DIR",
         ):
             env_args += ["-e", f"{var}={env[var]}"]
         debug = tmp_path / "debug.log"
@@ -170,3 +180,11 @@ def test_live_interactive_session_compacts_at_the_boundary(tmp_path: Path) -> No
         assert "$.turn.abort (gitledger-judge-test): cancelled turn" in log
         assert "Continue." in server.requests[-1].messages_text() or "Continue." in screen
         assert "Task 2 done." in screen
+        # The compaction the module ran fired PreCompact: the fuse snapshot is in the ledger.
+        ledger = tmp_path / "hook-ledger"
+        refs = subprocess.run(
+            ["git", "--git-dir", str(ledger), "for-each-ref", "--format=%(refname)"],
+            capture_output=True,
+            text=True,
+        ).stdout
+        assert "refs/gitledger/fuse/" in refs, (refs, log[-2000:])

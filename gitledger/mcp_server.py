@@ -619,15 +619,17 @@ class Server:
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> tuple[dict[str, Any], bool]:
         """Run tool ``name``: (structured result, is_error)."""
+        from jsonschema.exceptions import best_match
+
         spec = self.tools.get(name)
         if spec is None:
             known = ", ".join(sorted(self.tools))
             error = InvalidInput(f"No tool '{name}'. Tools: {known}.")
             return error.to_dict(), True
         args = _coerce(spec, arguments or {})
-        problems = sorted(self._validators[name].iter_errors(args), key=lambda e: e.path)
-        if problems:
-            return InvalidInput(describe_schema_error(name, problems[0])).to_dict(), True
+        problem = best_match(self._validators[name].iter_errors(args))
+        if problem is not None:
+            return InvalidInput(describe_schema_error(name, problem)).to_dict(), True
         try:
             return spec.run(self, args), False
         except LedgerError as exc:

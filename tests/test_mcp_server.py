@@ -460,3 +460,7 @@ def test_in_process_call_matches_the_schema_checks(ledger: Any) -> None:
     result, is_error = srv.call("task_create", {"goal": 5})
     assert is_error and result["error"] == "invalid_input"
     assert "argument 'goal'" in result["message"]
+    # Several problems at once, in a list item and a field: one clear message, no crash.
+    result, is_error = srv.call("task_create", {"goal": 5, "labels": [1, "ok"], "priority": -1})
+    assert is_error and result["error"] == "invalid_input"
+    assert result["message"].startswith("task_create: argument")

@@ -36,7 +36,7 @@ import re
 import shlex
 import time
 from collections import OrderedDict, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -207,14 +207,17 @@ def _norm(text: str) -> str:
 class _Recent:
     """The newest ``size`` distinct texts, oldest first; a repeat moves to the end."""
 
-    def __init__(self, size: int, items: Iterable[str] = ()) -> None:
+    def __init__(
+        self, size: int, items: Iterable[str] = (), keyfn: Callable[[str], str] | None = None
+    ) -> None:
         self.size = size
+        self.keyfn = keyfn
         self.items: OrderedDict[str, str] = OrderedDict()
         for item in items:
             self.add(item)
 
     def add(self, text: str, key: str | None = None) -> None:
-        key = _norm(key or text)[:200]
+        key = _norm(key or (self.keyfn(text) if self.keyfn else text))[:200]
         if not key:
             return
         self.items.pop(key, None)
@@ -437,6 +440,12 @@ def _parse_spec(ref: str, text: str) -> Spec | None:
     return Spec(ref=ref, title=title[:200], criteria=criteria, constraints=constraints)
 
 
+def _pitfall_key(text: str) -> str:
+    """A failed call's pitfall is keyed by the call, so the same call failing again replaces it."""
+    head, failed, _ = text.partition(" failed: ")
+    return head if failed else text
+
+
 def _command_head(name: str, data: dict[str, Any]) -> str:
     """What identifies 'the same kind of command' for a failure and its fix: tool and 2 words."""
     command = data.get("command") or data.get("cmd")
@@ -491,10 +500,14 @@ class Extractor:
         self.compactions_before = previous.compactions if previous else 0
         self.constraints = _Recent(KEEP_CONSTRAINTS, previous.constraints if previous else ())
         self.decisions = _Recent(KEEP_DECISIONS, previous.decisions if previous else ())
-        self.pitfalls = _Recent(KEEP_PITFALLS, previous.pitfalls if previous else ())
+        self.pitfalls = _Recent(
+            KEEP_PITFALLS, previous.pitfalls if previous else (), keyfn=_pitfall_key
+        )
         self.requests: deque[str] = deque(maxlen=KEEP_REQUESTS)
-        self.subagents: deque[SubagentResult] = deque(
-            previous.subagent_results if previous else (), maxlen=KEEP_SUBAGENTS
+        # keyed, so re-reading a transcript after a save does not repeat a result
+        self.subagents: OrderedDict[str, SubagentResult] = OrderedDict(
+            (_norm(r.agent + " " + r.text)[:300], r)
+            for r in (previous.subagent_results if previous else [])
         )
         self.files = _Recent(KEEP_FILES, previous.files_edited if previous else ())
         self.specs: OrderedDict[str, Spec] = OrderedDict(
@@ -679,9 +692,12 @@ class Extractor:
             )
             text = clean(_TAG_RE.sub(" ", event.text))
             if text:
-                self.subagents.append(
-                    SubagentResult(agent=clean(label)[:120], text=text[:ITEM_CHARS])
-                )
+                result = SubagentResult(agent=clean(label)[:120], text=text[:ITEM_CHARS])
+                key = _norm(result.agent + " " + result.text)[:300]
+                self.subagents.pop(key, None)
+                self.subagents[key] = result
+                while len(self.subagents) > KEEP_SUBAGENTS:
+                    self.subagents.popitem(last=False)
             return
         if name == "TaskCreate":
             self.had_item_tools = True
@@ -704,8 +720,8 @@ class Extractor:
             line = _first_error_line(text)
             if line:
                 summary = cut(_call_summary(name, data), 72)
-                # the same command failing again replaces its older failure
-                self.pitfalls.add(f"{summary} failed: {line}", key=summary)
+                # the same command failing again replaces its older failure (keyed by the call)
+                self.pitfalls.add(f"{summary} failed: {line}")
                 head = _command_head(name, data)
                 if head:
                     self.failed[head] = (summary, f"{summary} failed: {line}")
@@ -829,7 +845,7 @@ class Extractor:
         snap.constraints = self.constraints.values()
         snap.decisions = self.decisions.values()
         snap.pitfalls = self.pitfalls.values()
-        snap.subagent_results = list(self.subagents)
+        snap.subagent_results = list(self.subagents.values())
         snap.recent_requests = list(self.requests)
         snap.left_off = self.left_off
         snap.plan = self.plan if _norm(self.plan) != _norm(self.left_off) else ""

@@ -512,6 +512,15 @@ def test_restore_of_an_unknown_session_names_the_fix(ledger: Any) -> None:
         fuse.restore_text(ledger, "nope")
 
 
+def test_saving_the_same_transcript_again_repeats_nothing(ledger: Any) -> None:
+    path = FIXTURES / "claude_2_1_session.jsonl"
+    first = fuse.save(ledger, "again", path).snapshot
+    second = fuse.save(ledger, "again", path).snapshot
+    for field in ("constraints", "decisions", "pitfalls", "subagent_results", "files_edited"):
+        assert getattr(second, field) == getattr(first, field), field
+    assert second.goal == first.goal and second.open_items == first.open_items
+
+
 def test_saving_a_missing_transcript_keeps_the_previous_task_line(
     ledger: Any, session: Session, tmp_path: Path
 ) -> None:

@@ -178,20 +178,33 @@ def measure(size: int, repeat: int, work: Path) -> dict[str, Any]:
     # Round-robin, so the load of this shared machine falls on every command alike; the first
     # round warms the byte-code and page caches and is not counted.
     times: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
     for round_ in range(repeat + 1):
         for name, (cmd, cmd_env) in commands.items():
+            before = os.times()
             started = time.perf_counter()
             done = subprocess.run(cmd, env=cmd_env, capture_output=True, text=True)
             if round_:
                 times[name].append(time.perf_counter() - started)
+                after = os.times()
+                cpu[name].append(
+                    after.children_user
+                    - before.children_user
+                    + after.children_system
+                    - before.children_system
+                )
             if done.returncode != 0:
                 raise SystemExit(f"{' '.join(cmd)} failed: {done.stderr.strip()[:500]}")
     for name, values in times.items():
         result[f"{name}_s"] = statistics.median(values)
+        # CPU time (user + system) of the process: less at the mercy of the machine's load.
+        result[f"{name}_cpu_s"] = statistics.median(cpu[name])
     result["taskwarrior"] = {
         "import_per_s": float(tw_env["_import_per_s"]) if tw_env else None,
         "search_s": result.pop("tw_search_s", None),
         "limit10_s": result.pop("tw_limit10_s", None),
+        "search_cpu_s": result.pop("tw_search_cpu_s", None),
+        "limit10_cpu_s": result.pop("tw_limit10_cpu_s", None),
     }
     # The first command after 100 new refs arrived by plain git fetch.
     other = work / "other"
@@ -268,18 +281,27 @@ def print_table(results: list[dict[str, Any]]) -> None:
             ratio = r[key] / r["floor_s"]
             cells += f"{ms(r[key]):>10} {ratio:4.2f}x" if key != "floor_s" else f"{ms(r[key]):>16}"
         print(f"{label:58}{cells}")
+    print(f"{'median CPU time (user + system)':58}")
+    for label, key in rows[:5]:
+        key = key.replace("_s", "_cpu_s")
+        cells = ""
+        for r in results:
+            ratio = r[key] / r["floor_cpu_s"]
+            cells += (
+                f"{ms(r[key]):>10} {ratio:4.2f}x" if key != "floor_cpu_s" else f"{ms(r[key]):>16}"
+            )
+        print(f"{label:58}{cells}")
     for label, key in (
         ("Taskwarrior 2.6: task /WORD/ list", "search_s"),
         ("Taskwarrior 2.6: task limit:10 list", "limit10_s"),
+        ("Taskwarrior 2.6: task /WORD/ list, CPU", "search_cpu_s"),
+        ("Taskwarrior 2.6: task limit:10 list, CPU", "limit10_cpu_s"),
     ):
         cells = ""
         for r in results:
             tw = r["taskwarrior"]
-            cells += (
-                f"{ms(tw.get(key)):>10} {tw[key] / r['floor_s']:4.2f}x"
-                if key in tw
-                else f"{'—':>16}"
-            )
+            floor = r["floor_cpu_s"] if "cpu" in key else r["floor_s"]
+            cells += f"{ms(tw[key]):>10} {tw[key] / floor:4.2f}x" if tw.get(key) else f"{'—':>16}"
         print(f"{label:58}{cells}")
     print(
         f"{'gitledger import, tasks/s (wall)':58}"

@@ -29,6 +29,9 @@ pytestmark = [
 def make_mod(folder: Path, hooks: dict[str, object] | None = None) -> Path:
     """A plugin holding only the judge module, named the way the real plugin names it."""
     shutil.copytree(MODULE, folder / "judge")
+    # The module runs gitledger through the plugin's launcher, as in the real plugin.
+    (folder / "bin").mkdir()
+    shutil.copy2(ROOT / "hooks" / "claude-code" / "bin" / "gitledger-hook", folder / "bin")
     (folder / "hooks").mkdir()
     spec: dict[str, object] = {"modules": ["../judge/register.ts"]}
     if hooks:

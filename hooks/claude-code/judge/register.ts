@@ -3,7 +3,7 @@
  * not in the middle of one.
  *
  * Needs Claude Code 2.1.278 or newer started with CLAUDE_CODE_ENABLE_FUNCTION_HOOKS=1, and
- * gitledger importable by `python3` (`python3 -m gitledger`). The plugin's hooks/hooks.json names
+ * gitledger where the plugin's bin/gitledger-hook finds it. The plugin's hooks/hooks.json names
  * this file under "modules" ("../judge/register.ts", relative to hooks/hooks.json).
  *
  * After each step of the main conversation (never a sub-agent's):
@@ -24,7 +24,6 @@
 
 import type { Register } from 'claude-code'
 
-const CLI = ['python3', '-m', 'gitledger']
 const DEFAULT_FLOOR = 35
 const CONTINUE = 'Continue.'
 const TIMEOUT_MS = 20_000
@@ -48,6 +47,11 @@ function shape(messages: readonly Said[]) {
   }))
 }
 
+/** The plugin's own launcher: it finds gitledger ($GITLEDGER_BIN, PATH, `python3 -m`). */
+function cli($: any): string[] {
+  return [`${$.plugin.root}/bin/gitledger-hook`]
+}
+
 // One session per process: what the module knows about it.
 let settings: Settings | undefined
 let pending: Pending | undefined
@@ -57,7 +61,7 @@ async function load($: any): Promise<Settings> {
   if (settings !== undefined) return settings
   settings = { enabled: true, floor: DEFAULT_FLOOR }
   try {
-    const run = await $.process.run([...CLI, 'judge', 'config', '--json'], {
+    const run = await $.process.run([...cli($), 'judge', 'config', '--json'], {
       timeoutMs: TIMEOUT_MS,
     })
     if (run.exitCode === 0) {
@@ -99,7 +103,7 @@ export const register: Register = on => {
         first_in_turn: false,
       }
       const run = await $.process.run(
-        [...CLI, 'judge', 'step', '--json', '--floor', String(s.floor)],
+        [...cli($), 'judge', 'step', '--json', '--floor', String(s.floor)],
         { stdin: JSON.stringify(payload), timeoutMs: TIMEOUT_MS },
       )
       if (run.exitCode !== 0) return result

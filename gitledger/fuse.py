@@ -692,10 +692,10 @@ class Extractor:
             )
             text = clean(_TAG_RE.sub(" ", event.text))
             if text:
-                result = SubagentResult(agent=clean(label)[:120], text=text[:ITEM_CHARS])
-                key = _norm(result.agent + " " + result.text)[:300]
+                found = SubagentResult(agent=clean(label)[:120], text=text[:ITEM_CHARS])
+                key = _norm(found.agent + " " + found.text)[:300]
                 self.subagents.pop(key, None)
-                self.subagents[key] = result
+                self.subagents[key] = found
                 while len(self.subagents) > KEEP_SUBAGENTS:
                     self.subagents.popitem(last=False)
             return

@@ -91,25 +91,28 @@ def fold(text: str) -> str:
     characters become U+FFFD so their presence stays visible; format characters (bidi overrides,
     zero-width spaces) are dropped, except the joiner inside emoji sequences.
     """
-    out = []
-    for ch in text:
-        if ch.isspace():
-            out.append(" ")
-            continue
-        category = unicodedata.category(ch)
-        if category == "Cc" or category == "Cs":
-            out.append("\ufffd")
-        elif category == "Cf" and ch != "\u200d":
-            continue
-        else:
-            out.append(ch)
-    return " ".join("".join(out).split())
+    if not text.isprintable():  # only then is there anything but plain spaces to fold
+        table: dict[int, str | None] = {}
+        for ch in set(text):
+            if ch.isspace():
+                table[ord(ch)] = " "
+                continue
+            category = unicodedata.category(ch)
+            if category in ("Cc", "Cs"):
+                table[ord(ch)] = "\ufffd"
+            elif category == "Cf" and ch != "\u200d":
+                table[ord(ch)] = None
+        text = text.translate(table)
+    return " ".join(text.split())
+
+
+def _escape(folded: str) -> str:
+    return folded.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def quote(text: str) -> str:
     """Folded text in double quotes; ``\\`` and ``"`` escaped so the quotes cannot be closed."""
-    body = fold(text).replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{body}"'
+    return f'"{_escape(fold(text))}"'
 
 
 def _safe_cuts(text: str) -> list[int]:
@@ -125,13 +128,15 @@ def _safe_cuts(text: str) -> list[int]:
     return cuts
 
 
-def shorten(text: str, fits: Callable[[str], bool]) -> str | None:
+def shorten(text: str, fits: Callable[[str], bool], max_chars: int | None = None) -> str | None:
     """The longest prefix of ``text``, cut at a word boundary and ended with the marker, that
     ``fits``; ``None`` when no shortened form of at least ``MIN_SHORTENED_CHARS`` fits.
 
     Text without spaces (CJK, long identifiers) is cut between characters instead.
+    ``max_chars`` bounds the search when the caller knows no longer prefix can fit.
     """
-    cuts = [c for c in _safe_cuts(text) if c >= MIN_SHORTENED_CHARS]
+    window = text if max_chars is None else text[: max_chars + 1]
+    cuts = [c for c in _safe_cuts(window) if c >= MIN_SHORTENED_CHARS]
     if not cuts:
         return None
 
@@ -193,9 +198,12 @@ class Item:
     text: str = ""
     suffix: str = ""
 
+    def __post_init__(self) -> None:
+        self.text = fold(self.text)  # once, so packing can render and cut it cheaply
+
     def render(self, body: str | None = None) -> str:
         value = self.text if body is None else body
-        quoted = quote(value) if value else ""
+        quoted = f'"{_escape(value)}"' if value else ""
         return f"{self.prefix}{quoted}{self.suffix}"
 
 
@@ -301,8 +309,22 @@ def pack(
         in_section[si] += 1
         omitted_now = after
 
+    # Search prefixes of at most this many characters per unit of room: a character is at least
+    # a byte; English runs ~4 characters a token, so 16 leaves ample slack (a tighter window
+    # only makes a stub shorter, never over budget).
+    per_unit = 1 if unit == "bytes" else 16
+
+    def over(line: str, limit: int) -> bool:
+        """Whether ``line`` costs more than ``limit``, without encoding all of a huge line."""
+        if unit == "tokens" and len(line) > 4 * limit + 64:
+            if measure(line[: 4 * limit + 64]) > limit + 1:
+                return True
+        return cost(line) > limit
+
     def shortened_to(item: Item, limit: int) -> str | None:
-        body = shorten(fold(item.text), lambda b: cost(item.render(b)) <= limit)
+        if cost(item.prefix + '"' + item.text[:MIN_SHORTENED_CHARS] + MARKER + '"') > limit:
+            return None  # not even the shortest stub fits
+        body = shorten(item.text, lambda b: cost(item.render(b)) <= limit, limit * per_unit)
         return None if body is None else item.render(body)
 
     # Pass 1, by priority: whole items (or, past the cap, their cap-sized short form) that fit.
@@ -310,9 +332,8 @@ def pack(
         for ii, item in enumerate(section.items):
             room, after, title = room_for(si)
             full = item.render()
-            full_cost = cost(full)
-            if full_cost <= cap:
-                if full_cost <= room:
+            if not over(full, cap):
+                if not over(full, room):
                     take(si, ii, full, title, after)
             elif item.text and room >= cap:
                 line = shortened_to(item, cap)

@@ -922,6 +922,15 @@ def _item(text: str) -> str:
     return stripped[:1].upper() + stripped[1:] if stripped else text
 
 
+def _shown_elsewhere(request: str, snap: Snapshot) -> bool:
+    """A request that is the goal, or whose every sentence is a kept constraint, says nothing new."""
+    if _norm(request) == _norm(snap.goal):
+        return True
+    kept = {_norm(c) for c in snap.constraints}
+    sentences = [_norm(clean(x)) for x in _sentences(request)]
+    return bool(sentences) and all(x in kept for x in sentences)
+
+
 def _sections(snap: Snapshot, task_lines: list[str]) -> list[_Section]:
     items = []
     for item in snap.open_items:
@@ -980,7 +989,7 @@ def _sections(snap: Snapshot, task_lines: list[str]) -> list[_Section]:
             "requests",
             "RECENT REQUESTS (newest first):",
             "ASKED:",
-            [_item(r) for r in reversed(snap.recent_requests) if _norm(r) != _norm(snap.goal)],
+            [_item(r) for r in reversed(snap.recent_requests) if not _shown_elsewhere(r, snap)],
             1,
             "requests",
         ),

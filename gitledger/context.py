@@ -43,7 +43,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import BudgetTooSmall, InvalidInput, LedgerError
+from .errors import BudgetTooSmall, InvalidInput, LedgerError, NotFound
 from .model import MIN_SHORT_ID, criteria_hash
 
 if TYPE_CHECKING:
@@ -409,11 +409,15 @@ class Handoff:
         }
 
 
-def _live(ledger: Ledger, task_id: str) -> Task | None:
+def _live(ledger: Ledger, task_id: str, gone: dict[str, str]) -> Task | None:
+    """The related task as it is now; when it cannot be read, ``gone`` says why."""
     try:
         return ledger.show(task_id)
+    except NotFound:
+        gone[task_id] = "missing"
     except LedgerError:
-        return None
+        gone[task_id] = "unreadable"  # e.g. a corrupt record: say so, and still hand off
+    return None
 
 
 def _short(ledger: Ledger, task_id: str) -> str:
@@ -451,13 +455,14 @@ def task_context(
     task = ledger.show(task_id)
 
     related_tasks: dict[str, Task | None] = {}
+    gone: dict[str, str] = {}
     for rid in [task.parent, *task.dependencies]:
         if rid and rid not in related_tasks:
-            related_tasks[rid] = _live(ledger, rid)
+            related_tasks[rid] = _live(ledger, rid, gone)
 
     def state(rid: str) -> str:
         other = related_tasks.get(rid)
-        return f"{_short(ledger, rid)} ({other.status if other else 'missing'})"
+        return f"{_short(ledger, rid)} ({other.status if other else gone[rid]})"
 
     required = [
         HANDOFF_HEADER,
@@ -497,7 +502,7 @@ def task_context(
         other = goals.get(rid)
         role = ", ".join(named)
         if other is None:
-            related.append(Item("related", f"- {role} {rid[:MIN_SHORT_ID]} missing"))
+            related.append(Item("related", f"- {role} {_short(ledger, rid)} {gone[rid]}"))
         else:
             related.append(
                 Item("related", f"- {role} {_short(ledger, rid)} {other.status}: ", other.goal)

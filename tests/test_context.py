@@ -596,3 +596,22 @@ def test_byte_budgets_do_not_import_tiktoken() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_missing_dependency_is_named_not_fatal(ledger, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    dep = ledger.create("Will vanish")
+    task = ledger.create("Depends on it", dependencies=[dep.id])
+    subprocess.run(
+        [
+            "git",
+            "--git-dir",
+            str(ledger.path),
+            "update-ref",
+            "-d",
+            f"refs/gitledger/tasks/{dep.id}",
+        ],
+        check=True,
+    )
+    text = task_context(ledger, task.id).text
+    assert f"depends on: {dep.id[:6]} (missing)" in text
+    assert f"- dependency {dep.id[:6]} missing" in text.splitlines()

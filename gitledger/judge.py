@@ -1161,6 +1161,7 @@ class TurnDecision:
     signals: TurnSignals | None
     verdict: TurnVerdict | None = None
     cooldown_until: int = 0
+    checkpoint: str | None = None  # the fuse snapshot committed when the decision is compact
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -1170,6 +1171,7 @@ class TurnDecision:
             "signals": self.signals.to_dict() if self.signals else None,
             "verdict": self.verdict.to_dict() if self.verdict else None,
             "cooldown_until": self.cooldown_until,
+            "checkpoint": self.checkpoint,
         }
 
 
@@ -1368,15 +1370,23 @@ def judge_turn(
         state = TurnState.from_dict(data or {}, session)
         before = state.to_dict()
         decision = decide_turn(signals, state, config, verdict)
-        if state.to_dict() == before and tip is not None:
-            return decision
-        _write_json(
-            ledger,
-            refname,
-            state.to_dict(),
-            f"judge turn {signals.turn}: {decision.decision} ({decision.reason})\n",
-            tip,
-        )
+        if state.to_dict() != before or tip is None:
+            _write_json(
+                ledger,
+                refname,
+                state.to_dict(),
+                f"judge turn {signals.turn}: {decision.decision} ({decision.reason})\n",
+                tip,
+            )
+    if decision.decision == "compact":
+        # An agent without step hooks cannot be made to compact; what it can have is a snapshot
+        # taken here, at the boundary, that whichever compaction comes next restores from.
+        from dataclasses import replace
+
+        from .fuse import save
+
+        saved = save(ledger, session, transcript, trigger="turn-boundary")
+        decision = replace(decision, checkpoint=str(saved.commit))
     return decision
 
 

@@ -315,3 +315,40 @@ def test_config_refuses_bad_settings_and_keeps_the_old_ones(ledger: Any, setting
     assert result.returncode == 2, result.stderr
     assert ledger.store.tip(judge.CONFIG_REF) == tip
     assert judge.load_config(ledger).idle_turns == 3
+
+
+def test_a_confirmed_compaction_commits_a_checkpoint(ledger: Any, tmp_path: Path) -> None:
+    path = quiet_session(tmp_path)
+    verdict = json.dumps(GOOD.to_dict())
+    result = invoke(
+        "judge", "turn", "--transcript", str(path), "--session", "s5", "--verdict", verdict
+    )
+    assert result.output.startswith("compact: ")
+    assert "Checkpoint: fuse snapshot" in result.output
+    from gitledger import fuse
+
+    saved = fuse.load(ledger, "s5")
+    assert saved is not None and saved.trigger == "turn-boundary"
+    state = judge.load_state(ledger, "s5")
+    assert state.last_compaction_turn == 4 and state.deferrals == 0
+
+
+def test_stop_hook_asks_the_agent_for_the_verdict_once(ledger: Any, tmp_path: Path) -> None:
+    path = quiet_session(tmp_path)
+    payload = {"session_id": "s6", "transcript_path": str(path), "cwd": str(tmp_path)}
+    result = run_cli("judge", "turn", "--hook", input=json.dumps(payload))
+    assert result.returncode == 0, result.stderr
+    out = json.loads(result.stdout)
+    assert out["decision"] == "block"
+    assert "gitledger judge turn --session s6" in out["reason"] and "--verdict" in out["reason"]
+    # Claude Code is already continuing because of a Stop hook: do not ask again.
+    again = run_cli(
+        "judge", "turn", "--hook", input=json.dumps({**payload, "stop_hook_active": True})
+    )
+    assert again.returncode == 0 and again.stdout == ""
+
+
+def test_stop_hook_never_fails_the_agent() -> None:
+    result = run_cli("judge", "turn", "--hook", input="{not json")
+    assert result.returncode == 0
+    assert "nothing decided" in result.stderr

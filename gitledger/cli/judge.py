@@ -214,17 +214,50 @@ def _step(
             click.echo(f"Checkpoint: fuse snapshot {saved[:12]} (trigger boundary)")
 
 
+VERDICT_EXAMPLE = (
+    '{"task_finished": true, "impact": "low", "unsaved_work": false, '
+    '"reason": "...", "urgency": "normal"}'
+)
+
+
 def _render_decision(decision: Any) -> list[str]:
     lines = [f"{decision.decision}: {decision.reason}"]
     for candidate in decision.candidates:
         lines.append(f"  candidate: {candidate}")
     if decision.decision == "candidate":
+        lines.append(f"Answer with: gitledger judge turn --verdict '{VERDICT_EXAMPLE}'")
+    if decision.checkpoint:
         lines.append(
-            "Answer with: gitledger judge turn --verdict "
-            '\'{"task_finished": true, "impact": "low", "unsaved_work": false, '
-            '"reason": "...", "urgency": "normal"}\''
+            f"Checkpoint: fuse snapshot {decision.checkpoint[:12]} (trigger turn-boundary). "
+            "Compact now (/compact in Claude Code): it restores from here."
         )
     return lines
+
+
+def _hook_output(decision: Any, session: str, transcript: Path, payload: dict[str, Any]) -> str:
+    """What a Stop hook prints: a candidate asks the agent for the verdict (once: never while
+    Claude Code is already continuing because of a Stop hook); a confirmed one tells the person."""
+    if decision.decision == "candidate" and not payload.get("stop_hook_active"):
+        why = "; ".join(decision.candidates)
+        return json.dumps(
+            {
+                "decision": "block",
+                "reason": (
+                    f"gitledger: compacting may be due ({why}). Judge it and record your verdict, "
+                    f"then stop: gitledger judge turn --session {session} --transcript "
+                    f"{transcript} --verdict '{VERDICT_EXAMPLE}' (task_finished: is the task "
+                    "done? impact of compacting now: low, medium or high; unsaved_work: "
+                    "anything not yet written down? urgency: low, normal or high)."
+                ),
+            }
+        )
+    if decision.decision == "compact":
+        return json.dumps(
+            {
+                "systemMessage": "gitledger: a task boundary; a good moment to /compact (snapshot saved)."
+            }
+        )
+    return ""
 
 
 @judge_group.command("turn")
@@ -240,6 +273,11 @@ def _render_decision(decision: Any) -> list[str]:
     help="The five-field verdict as JSON: task_finished, impact (low|medium|high), "
     "unsaved_work, reason, urgency (low|normal|high).",
 )
+@click.option(
+    "--hook",
+    is_flag=True,
+    help="As a Stop hook: a candidate asks the agent for the verdict; never fail the agent.",
+)
 @json_option
 @click.pass_context
 def turn_cmd(
@@ -247,6 +285,7 @@ def turn_cmd(
     transcript: Path | None,
     session: str | None,
     verdict_json: str | None,
+    hook: bool,
     as_json: bool,
 ) -> None:
     """The turn-end pipeline: should the session compact now?
@@ -257,6 +296,24 @@ def turn_cmd(
     (compact) or defers (backing off 5, 10, then 20 turns). At 85% fill "nothing unsaved and
     impact not high" is enough. State is kept per session in the ledger.
     """
+    if hook:
+        try:
+            _turn(ctx, transcript, session, verdict_json, True, as_json)
+        except Exception as exc:  # noqa: BLE001 - a hook must never break the agent
+            message = exc.message if hasattr(exc, "message") else f"{type(exc).__name__}: {exc}"
+            click.echo(f"gitledger judge turn: {message} (nothing decided)", err=True)
+        return
+    _turn(ctx, transcript, session, verdict_json, False, as_json)
+
+
+def _turn(
+    ctx: click.Context,
+    transcript: Path | None,
+    session: str | None,
+    verdict_json: str | None,
+    hook: bool,
+    as_json: bool,
+) -> None:
     from ..errors import InvalidInput
     from ..judge import TurnVerdict, judge_turn
 
@@ -288,7 +345,11 @@ def turn_cmd(
         judge_ref(str(session))  # a bad session id is refused before anything is opened
         ledger = _hook_ledger(ctx, payload.get("cwd"))
         decision = judge_turn(ledger, str(session), transcript, verdict=verdict)
-    if as_json:
+    if hook:
+        out = _hook_output(decision, str(session), transcript, payload)
+        if out:
+            click.echo(out)
+    elif as_json:
         print_json({"session": session, **decision.to_dict()})
     else:
         for line in _render_decision(decision):

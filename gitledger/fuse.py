@@ -175,7 +175,7 @@ def cut(text: str, limit: int) -> str:
 
 
 _FILLER_WORDS_RE = re.compile(
-    r"(?<![\w/.`'-])(a|an|the|that|which|is|are|was|were|been|being|am|just|really|very|also|"
+    r"(?<![\w/.`'-])(a|an|the|that|which|is|are|was|were|been|being|just|really|very|also|"
     r"please|so|then|now|there|here|some|its|it|this|these|those|of|looks good|ok|okay)"
     r"(?![\w/`'-]|\.\w)[,.]?\s*",
     re.I,
@@ -911,7 +911,7 @@ class _Section:
     inline: bool = False  # items joined on the heading line (files)
 
 
-SMALL_BUDGET = 1_200
+SMALL_BUDGET = 2_000
 _LEADING_FILLER_RE = re.compile(r"^(and|but|also|so|ok(ay)?|well|please|then|now)[,:]?\s+", re.I)
 
 

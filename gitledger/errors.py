@@ -8,7 +8,8 @@ turns them into ``StorageError`` (or a more specific subclass) with ``raise ... 
     ├── NoLedger                 no ledger at the place looked up
     ├── NotFound
     │   ├── TaskNotFound         no task with that id or prefix
-    │   └── VersionNotFound      the task has no such version
+    │   ├── VersionNotFound      the task has no such version
+    │   └── FactNotFound         no remembered fact with that id or prefix
     ├── AmbiguousId              a prefix matches several tasks (lists them)
     ├── InvalidInput (exit 2)    bad value: unknown status, text over its limit, NUL bytes …
     │   └── BudgetTooSmall       a context budget cannot hold the required state (names the least)
@@ -57,6 +58,10 @@ class TaskNotFound(NotFound):
 
 class VersionNotFound(NotFound):
     kind = "version_not_found"
+
+
+class FactNotFound(NotFound):
+    kind = "fact_not_found"
 
 
 class AmbiguousId(LedgerError):
@@ -167,6 +172,7 @@ __all__ = [
     "Conflict",
     "CorruptRecord",
     "GateRefused",
+    "FactNotFound",
     "IdempotencyConflict",
     "InvalidInput",
     "LedgerError",

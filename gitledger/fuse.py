@@ -403,7 +403,9 @@ def _first_error_line(text: str) -> str:
     return clean(lines[0])[:240] if lines else ""
 
 
-def _parse_spec(ref: str, text: str) -> Spec | None:
+def _parse_spec(ref: str, text: str, *, steps: bool = False) -> Spec | None:
+    """Acceptance criteria and constraint lines of a spec; ``steps``: a plan, whose top-level
+    list items are its criteria when it has no criteria heading."""
     text = _LINE_NUMBER_RE.sub("", text)
     lines = [ln.rstrip() for ln in text.splitlines()]
     title = next((clean(ln).lstrip("#* ") for ln in lines if ln.strip()), "")
@@ -423,6 +425,7 @@ def _parse_spec(ref: str, text: str) -> Spec | None:
             in_criteria = False
             continue
         item = clean(stripped.lstrip("-*•> ").removeprefix("[ ]").removeprefix("[x]").strip())
+        item = item.replace("**", "").strip()
         if len(item) < 6:
             continue
         if stripped.startswith(("- [ ]", "* [ ]", "- [x]")) or (
@@ -435,6 +438,12 @@ def _parse_spec(ref: str, text: str) -> Spec | None:
                 criteria.append(item[:300])
         elif _CONSTRAINT_RE.search(item) and len(constraints) < 8 and len(item) <= 300:
             constraints.append(item)
+    if steps and not criteria:
+        for line in lines:
+            if re.match(r"^(\d+[.)]|[-*•])\s+\S", line):  # top-level items only
+                item = clean(line.lstrip("-*•0123456789.) ")).replace("**", "").strip()
+                if len(item) >= 6 and len(criteria) < 10:
+                    criteria.append(item[:300])
     if not criteria and not constraints:
         return None
     return Spec(ref=ref, title=title[:200], criteria=criteria, constraints=constraints)
@@ -734,6 +743,15 @@ class Extractor:
                 self.pitfalls.replace(key, f"{text}; then worked: {summary}")
         if name in {"Bash", "shell", "exec_command", "run_shell_command"}:
             self._tracker(data, event.text)
+        if name == "ExitPlanMode" and isinstance(data.get("plan"), str):
+            # the plan the user approved (a rejected one is an error result, handled above)
+            spec = _parse_spec("approved plan", data["plan"], steps=True)
+            if spec:
+                self.specs.pop(spec.ref, None)
+                self.specs[spec.ref] = spec
+                while len(self.specs) > KEEP_SPECS:
+                    self.specs.popitem(last=False)
+            return
         spec_ref = None
         if name in {"Bash", "shell", "exec_command", "run_shell_command"}:
             command = data.get("command") or data.get("cmd")

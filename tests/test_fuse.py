@@ -262,6 +262,19 @@ def test_specs_read_from_trackers_and_files_keep_criteria_and_constraints(sessio
     ]
 
 
+def test_an_approved_plan_is_a_spec_and_a_rejected_one_is_not(session: Session) -> None:
+    session.user("Package the tool.")
+    rejected = "## Plan\n1. Use setuptools\n2. Publish to PyPI\n"
+    session.call("ExitPlanMode", {"plan": rejected}, "The user doesn't want to proceed", True)
+    plan = "## Plan: installable\n1. **Switch to hatchling**\n2. Add the console script\n"
+    plan += "Keep all existing metadata.\n"
+    session.call("ExitPlanMode", {"plan": plan}, "User has approved your plan.")
+    (spec,) = session.snapshot().specs
+    assert spec.ref == "approved plan" and spec.title == "Plan: installable"
+    assert spec.criteria == ["Switch to hatchling", "Add the console script"]
+    assert spec.constraints == ["Keep all existing metadata."]
+
+
 def test_a_task_the_session_claimed_is_its_linked_task(session: Session) -> None:
     session.user("Go.")
     session.call("Bash", {"command": "gitledger task claim 4f2a9c1d"})

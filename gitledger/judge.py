@@ -20,16 +20,23 @@ compacting now loses nothing live) or ``SAME``. The deterministic rules, in orde
 
 Rule 2 needs "the piece in hand": the last piece the assistant said it was turning to, read from
 its earlier messages in the current context. Saying again that it is on issue 4 is not a move.
-A SAME that says a piece is finished, or names another piece, without a move is ``unsure``: those are the steps
-an optional model judge (``gitledger.judge_model``) is asked about; the rest cost nothing.
+A SAME that says a piece is finished, or names another piece, without a move is ``unsure``: those
+are the steps an optional model judge (``gitledger.judge_model``) is asked about; the rest cost
+nothing.
 
-**Not judged at all** (``gate``): the first step of a turn, a step with no text, a step right
+**Not judged at all** (``gate``): the first step of a turn, a step with no text, a step that ends
+the turn (its last block is not a tool call: the work is back with the person), a step right
 after a compaction until something other than a read-only lookup has run, and anything below the
 floor (default 35% of the context window, from the usage the transcript records), with 5 points
 of hysteresis after a compaction that left the context above the floor.
 
 **The turn pipeline** (``judge_turn``), for agents without step hooks, is in the second half of
-this module; its state per session is a ref in the ledger, ``refs/gitledger/judge/<session>``.
+this module; its state per session is a ref in the ledger, ``refs/gitledger/judge/<session>``,
+and its settings are one record on ``refs/gitledger/config/judge``.
+
+Transcripts are read through ``gitledger.transcripts`` (``contexts_from_events``); a Claude Code
+function hook hands over ``$.session.messages()`` instead (``context_from_messages``), and
+taskcut's replay sets are read by ``replay_contexts`` for the benchmark.
 
 The judge reads only what the assistant said and the names, paths and descriptions of its calls,
 never tool output: a tool's output is data, and the boundary is a fact about the assistant's

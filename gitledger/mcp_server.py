@@ -477,8 +477,56 @@ def _fuse_link(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in saved.to_dict().items() if k != "snapshot"}
 
 
+def _fact(srv: Server, fact: Any) -> dict[str, Any]:
+    return fact.to_dict(srv.memory().clock())  # type: ignore[no-any-return]
+
+
+def _remember(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
+    fact, new = srv.memory().remember(
+        a["text"],
+        kind=a.get("kind", "decision"),
+        tags=a.get("tags", ()),
+        importance=a.get("importance", 3),
+        task=a.get("task"),
+        actor=srv.actor,
+    )
+    return {**_fact(srv, fact), "new": new}
+
+
+def _recall(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
+    hits = srv.memory().recall(a["query"], a.get("k", 5), kind=a.get("kind"), actor=srv.actor)
+    return {"hints": [h.to_dict() for h in hits]}
+
+
+def _memory_list(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
+    facts = srv.memory().list(
+        active=not a.get("forgotten", False), kind=a.get("kind"), limit=a.get("limit", 50)
+    )
+    return {"facts": [_fact(srv, f) for f in facts]}
+
+
+def _memory_stats(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
+    return srv.memory().stats()  # type: ignore[no-any-return]
+
+
+def _memory_forget(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
+    return _fact(srv, srv.memory().forget(a["id"], actor=srv.actor))
+
+
+def _memory_restore(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
+    return _fact(srv, srv.memory().restore(a["id"], actor=srv.actor))
+
+
+def _memory_import(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
+    return srv.memory().import_facts(a["facts"], actor=srv.actor)  # type: ignore[no-any-return]
+
+
 _BUDGET = _i("Max size in unit", minimum=1)
 _SESSION = _s("Agent session id")
+_FACT_KIND = _s(
+    "Kind of fact",
+    enum=["decision", "pitfall", "constraint", "preference", "todo", "accomplishment"],
+)
 _UNIT = _s("Budget unit", enum=["bytes", "tokens"])
 
 SERVICE_TOOLS: tuple[ToolSpec, ...] = (
@@ -551,6 +599,83 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         read_only=False,
         needs="gitledger.fuse:link",
     ),
+    ToolSpec(
+        "remember",
+        "Keep a fact for later sessions (same fact again reinforces it). Hints, not task state.",
+        {
+            "text": _s("The fact, one or two sentences"),
+            "kind": _FACT_KIND,
+            "tags": _list("Tags"),
+            "importance": _i("1 low to 5 high", minimum=1, maximum=5),
+            "task": _s("Task id it came from"),
+        },
+        ("text",),
+        _remember,
+        read_only=False,
+        needs="gitledger.memory:Memory",
+    ),
+    ToolSpec(
+        "recall",
+        "Facts worth reading for a query, by relevance and strength; recalling reinforces them.",
+        {"query": _s("Words to look for"), "k": _i("How many", minimum=1), "kind": _FACT_KIND},
+        ("query",),
+        _recall,
+        read_only=False,  # recalling counts as a use and writes it
+        needs="gitledger.memory:Memory",
+    ),
+    ToolSpec(
+        "memory_list",
+        "Remembered facts, strongest first.",
+        {
+            "kind": _FACT_KIND,
+            "forgotten": {"type": "boolean", "description": "List forgotten facts instead"},
+            "limit": _LIMIT,
+        },
+        (),
+        _memory_list,
+        needs="gitledger.memory:Memory",
+    ),
+    ToolSpec(
+        "memory_stats",
+        "Counts of active and forgotten facts by kind, and the capacity.",
+        {},
+        (),
+        _memory_stats,
+        needs="gitledger.memory:Memory",
+    ),
+    ToolSpec(
+        "memory_forget",
+        "Take a fact out of use (kept in history; memory_restore brings it back).",
+        {"id": _s("Fact id or unique prefix")},
+        ("id",),
+        _memory_forget,
+        read_only=False,
+        needs="gitledger.memory:Memory",
+    ),
+    ToolSpec(
+        "memory_restore",
+        "Bring a forgotten fact back.",
+        {"id": _s("Fact id or unique prefix")},
+        ("id",),
+        _memory_restore,
+        read_only=False,
+        needs="gitledger.memory:Memory",
+    ),
+    ToolSpec(
+        "memory_import",
+        "Remember many facts at once; one bad fact refuses all.",
+        {
+            "facts": {
+                "type": "array",
+                "description": "Facts: {text, kind, tags, importance}",
+                "items": {"type": "object"},
+            }
+        },
+        ("facts",),
+        _memory_import,
+        read_only=False,
+        needs="gitledger.memory:Memory",
+    ),
 )
 
 
@@ -601,11 +726,21 @@ class Server:
         self.path = path
         self.actor = actor
         self._ledger: Ledger | None = None
+        self._memory: Any = None
         self.tools = {t.name: t for t in available_tools()}
         self._validators = {
             name: Draft202012Validator(t.input_schema()) for name, t in self.tools.items()
         }
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitledger-mcp")
+
+    def memory(self) -> Any:
+        """The ledger's memory of facts, made once (its SQLite index stays on this thread)."""
+        if self._memory is None:
+            memory_class = _optional("gitledger.memory:Memory")
+            if memory_class is None:
+                raise InvalidInput("This install has no memory module.")
+            self._memory = memory_class(self.ledger())
+        return self._memory
 
     def ledger(self) -> Ledger:
         """The ledger, opened once; a missing ledger is retried on the next call."""

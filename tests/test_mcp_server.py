@@ -243,6 +243,40 @@ def test_every_tool_on_a_real_ledger(ledger: Any, tmp_path: Path) -> None:
                 )
                 assert missing["error"] == "invalid_input"
 
+            if "remember" in listed:
+                fact = await c(
+                    "remember",
+                    {
+                        "text": "The parser tests need the fixtures directory on PYTHONPATH",
+                        "kind": "pitfall",
+                        "tags": ["parser"],
+                        "importance": 4,
+                        "task": child["id"],
+                    },
+                )
+                assert fact["new"] is True and fact["kind"] == "pitfall"
+                again = await c(
+                    "remember",
+                    {"text": "the parser tests need the fixtures directory on PYTHONPATH!",
+                     "kind": "pitfall"},
+                )  # fmt: skip
+                assert again["new"] is False and again["id"] == fact["id"]
+                hints = await c("recall", {"query": "parser fixtures", "k": 3})
+                assert [h["id"] for h in hints["hints"]] == [fact["id"]]
+                imported = await c(
+                    "memory_import",
+                    {"facts": [{"text": "Prefer small commits", "kind": "preference"}]},
+                )
+                assert imported
+                assert len((await c("memory_list", {}))["facts"]) == 2
+                await c("memory_forget", {"id": fact["id"]})
+                forgotten = await c("memory_list", {"forgotten": True})
+                assert [f["id"] for f in forgotten["facts"]] == [fact["id"]]
+                stats = await c("memory_stats", {})
+                assert stats["active"] == 1 and stats["forgotten"] == 1
+                back = await c("memory_restore", {"id": fact["id"][:8]})
+                assert back["active"] is True
+
             assert called == listed, listed - called
 
     run(go)
@@ -286,6 +320,15 @@ def test_errors_carry_the_cli_kind_and_message(ledger: Any) -> None:
                 out["backup"] = await fail(client, "backup", {"remote": "no-such-remote"})
             if "fuse_restore" in listed:
                 out["fuse"] = await fail(client, "fuse_restore", {"session": "never-saved"})
+            if "remember" in listed:
+                out["fact"] = await fail(client, "memory_forget", {"id": "zzzzzzzz"})
+                out["kind"] = await fail(client, "remember", {"text": "x", "kind": "rumour"})
+                out["recall"] = await fail(client, "recall", {"query": " "})
+                out["import"] = await fail(
+                    client, "memory_import", {"facts": [{"text": "ok"}, {"kind": "todo"}]}
+                )
+                stats = await call(client, "memory_stats", {})
+                assert stats["active"] == 0  # the refused import wrote nothing
             # Nothing above changed the task.
             assert (await call(client, "task_show", {"id": task.id}))["version"] == 1
         return out
@@ -318,6 +361,12 @@ def test_errors_carry_the_cli_kind_and_message(ledger: Any) -> None:
         assert out["backup"] == cli_error("backup", "no-such-remote")
     if "fuse" in out:
         assert out["fuse"]["error"] == "not_found"
+
+    if "fact" in out:
+        assert out["fact"]["error"] == "fact_not_found"
+        assert out["kind"]["error"] == "invalid_input" and "rumour" in out["kind"]["message"]
+        assert out["recall"]["error"] == "invalid_input"
+        assert out["import"]["error"] == "invalid_input"
 
     # The same failures through the CLI: the same kind and the same message.
     assert out["not_found"] == cli_error("task", "show", "zzzzzzzz")

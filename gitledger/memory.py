@@ -1,0 +1,826 @@
+"""Memory of individual facts: hints that help an agent, never the authority on a task.
+
+The ledger says what a task *is*; memory keeps small facts learnt on the way (a decision and its
+reason, a pitfall, a constraint, a preference, a todo, an accomplishment) so that an agent does not
+repeat a mistake or re-derive a decision. Facts are offered as hints, labelled as hints, and a
+missing or damaged memory never hides a task or fails a context call.
+
+Storage
+    One ref per fact, ``refs/gitledger/memory/<id>``; every change (remembered again, used,
+    forgotten, restored) is a commit whose tree holds ``FORMAT`` (``gitledger-fact 1``) and
+    ``fact.json``. History, backup and sync work as for tasks, and a forgotten fact is a version,
+    never a deletion, so ``memory restore ID`` brings it back.
+
+Strength (a spacing curve in the spirit of Ebbinghaus)
+    A fact's retention halves every ``stability`` days since it was last useful; each use doubles
+    the stability (up to 2^12), and importance (1 … 5) scales it. ``strength = retention × (0.5 +
+    importance / 10)``. Recall ranks by text relevance (SQLite FTS5, BM25) weighted by strength;
+    a recalled fact is used, so recalling it makes it stronger.
+
+Bounded
+    ``capacity`` active facts (default 2,000, ``gitledger memory config capacity N``). Past it, the
+    weakest active facts are forgotten (a version saying so, kept in history).
+
+Deduplication
+    A fact's fingerprint is its kind plus its text with case, punctuation and spacing folded.
+    Remembering the same fact again reinforces the one there instead of adding a copy.
+
+The derived index (``gitledger-memory.sqlite`` in the ledger's Git directory) is disposable and
+kept current like the task index: a fingerprint of the ref directory, re-reading only facts whose
+tip moved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import (
+    AmbiguousId,
+    CorruptRecord,
+    FactNotFound,
+    InvalidInput,
+    LedgerError,
+    StorageError,
+)
+from .gitstore import BulkWriter, RefMoved, ref_tips, refs_stamp
+from .model import ID_PATTERN, check_text, new_id
+
+if TYPE_CHECKING:
+    from .ledger import Ledger
+
+FACT_KINDS = ("decision", "pitfall", "constraint", "preference", "todo", "accomplishment")
+FactKind = Literal["decision", "pitfall", "constraint", "preference", "todo", "accomplishment"]
+MEMORY_DIR = "refs/gitledger/memory"
+MEMORY_PREFIX = MEMORY_DIR + "/"
+CONFIG_REF = "refs/gitledger/config/memory"
+FORMAT_LINE = "gitledger-fact 1\n"
+FACT_FILES = ("FORMAT", "fact.json")
+INDEX_FILE = "gitledger-memory.sqlite"
+SCHEMA_VERSION = 1
+MAX_FACT_BYTES = 4096
+DEFAULT_CAPACITY = 2000
+BASE_STABILITY_DAYS = 3.0
+DAY = 86400.0
+
+Clock = Callable[[], float]
+
+
+def _iso(ts: float) -> str:
+    return (
+        datetime.fromtimestamp(ts, timezone.utc)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
+
+
+def _ts(iso: str) -> float:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+
+
+def fingerprint(kind: str, text: str) -> str:
+    folded = " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+    return hashlib.sha256(f"{kind}\n{folded}".encode()).hexdigest()[:32]
+
+
+class Fact(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    version: int = Field(ge=1)
+    kind: FactKind
+    text: str
+    tags: list[str] = Field(default_factory=list)
+    importance: int = Field(default=3, ge=1, le=5)
+    source_task: str | None = None
+    source_session: str | None = None
+    source_commit: str | None = None
+    created_at: str
+    last_used_at: str
+    uses: int = Field(default=0, ge=0)
+    active: bool = True
+    forgotten_reason: str | None = None
+    fingerprint: str
+    actor: str
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, value: str) -> str:
+        check_text(value, "fact text", limit=MAX_FACT_BYTES)
+        return value
+
+    def strength(self, now: float) -> float:
+        stability = BASE_STABILITY_DAYS * (2 ** min(self.uses, 12)) * (self.importance / 3)
+        idle_days = max(0.0, (now - _ts(self.last_used_at)) / DAY)
+        retention = 0.5 ** (idle_days / stability)
+        return retention * (0.5 + self.importance / 10)
+
+    def to_dict(self, now: float | None = None) -> dict[str, Any]:
+        data = self.model_dump(mode="json")
+        if now is not None:
+            data["strength"] = round(self.strength(now), 4)
+        return data
+
+
+@dataclass(frozen=True)
+class Hit:
+    fact: Fact
+    score: float
+    relevance: float
+    strength: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **self.fact.to_dict(),
+            "score": round(self.score, 4),
+            "relevance": round(self.relevance, 4),
+            "strength": round(self.strength, 4),
+        }
+
+
+def _encode(fact: Fact) -> bytes:
+    return (
+        json.dumps(fact.model_dump(mode="json"), sort_keys=True, ensure_ascii=False) + "\n"
+    ).encode()
+
+
+def _decode(data: bytes | None, where: str) -> Fact:
+    if data is None:
+        raise CorruptRecord(f"{where}: no fact.json")
+    try:
+        return Fact.model_validate(json.loads(data))
+    except (ValueError, ValidationError) as exc:
+        raise CorruptRecord(
+            f"{where}: fact.json does not validate ({exc.__class__.__name__})"
+        ) from exc
+
+
+def _clean_tags(tags: Iterable[str]) -> list[str]:
+    out: list[str] = []
+    for tag in tags:
+        check_text(tag, "tag", limit=128)
+        tag = tag.strip().lower()
+        if not tag or any(ch.isspace() for ch in tag) or "," in tag:
+            raise InvalidInput(f"A tag is one word without commas, not {tag!r}.")
+        if tag not in out:
+            out.append(tag)
+    return out
+
+
+_SCHEMA = """
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE facts(
+    rowid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    tip TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    active INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL,
+    record BLOB NOT NULL
+);
+CREATE INDEX facts_fp ON facts(fingerprint);
+CREATE INDEX facts_active ON facts(active);
+CREATE VIRTUAL TABLE fts USING fts5(text, tags, kind, content='', tokenize='unicode61');
+CREATE TABLE problems(ref TEXT PRIMARY KEY, tip TEXT NOT NULL, message TEXT NOT NULL)
+"""
+
+
+class MemoryIndex:
+    """The disposable SQLite view of the memory refs (see the module docstring)."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self.git_dir = Path(ledger.path)
+        self.store = ledger.store
+        self.file = self.git_dir / INDEX_FILE
+        self._conn: sqlite3.Connection | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is not None:
+            return self._conn
+        for attempt in range(2):
+            conn = sqlite3.connect(self.file, timeout=60, isolation_level=None)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                try:
+                    row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+                except sqlite3.OperationalError:
+                    row = None
+                if row is None:
+                    conn.execute("BEGIN IMMEDIATE")
+                    exists = conn.execute(
+                        "SELECT 1 FROM sqlite_master WHERE name='meta'"
+                    ).fetchone()
+                    if not exists:
+                        for statement in _SCHEMA.split(";\n"):
+                            conn.execute(statement)
+                        conn.execute(
+                            "INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
+                        )
+                    conn.execute("COMMIT")
+                elif row[0] != str(SCHEMA_VERSION):
+                    raise sqlite3.DatabaseError("schema version differs")
+                self._conn = conn
+                return conn
+            except sqlite3.DatabaseError:
+                conn.close()
+                if attempt:
+                    raise
+                self.delete()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def delete(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{self.file}{suffix}").unlink(missing_ok=True)
+
+    def run(self, action: Callable[[sqlite3.Connection], Any]) -> Any:
+        """Run ``action`` on a current index; a damaged file is rebuilt once, silently."""
+        for attempt in range(2):
+            try:
+                conn = self._connect()
+                self._refresh(conn)
+                return action(conn)
+            except sqlite3.DatabaseError as exc:
+                if attempt:
+                    raise StorageError(
+                        f"The memory index at {self.file} failed ({exc}); delete it and retry."
+                    ) from exc
+                self.delete()
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _refresh(self, conn: sqlite3.Connection) -> None:
+        from .index import _racy  # the same "racy timestamp" rule as the task index
+
+        stamp = refs_stamp(self.git_dir, MEMORY_DIR)
+        encoded = stamp.encode()
+        known = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('stamp','racy')"))
+        if known.get("stamp") == encoded and known.get("racy") == "0":
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            tips = ref_tips(self.git_dir, MEMORY_DIR)
+            indexed = {MEMORY_PREFIX + i: t for i, t in conn.execute("SELECT id, tip FROM facts")}
+            problems = dict(conn.execute("SELECT ref, tip FROM problems"))
+            moved = [n for n, t in tips.items() if indexed.get(n) != t and problems.get(n) != t]
+            gone = [n for n in {*indexed, *problems} if n not in tips]
+            for name in (*moved, *gone):
+                self._remove(conn, name[len(MEMORY_PREFIX) :])
+                conn.execute("DELETE FROM problems WHERE ref = ?", (name,))
+            for name in moved:
+                try:
+                    leaf = name[len(MEMORY_PREFIX) :]
+                    if not ID_PATTERN.match(leaf):
+                        raise CorruptRecord("not a gitledger fact id")
+                    files = self.store.read_files(tips[name], FACT_FILES)
+                    if files["FORMAT"] != FORMAT_LINE.encode():
+                        raise CorruptRecord("unknown fact format")
+                    self.add(conn, _decode(files["fact.json"], name), tips[name])
+                except LedgerError as exc:
+                    conn.execute(
+                        "INSERT OR REPLACE INTO problems VALUES (?, ?, ?)",
+                        (name, tips[name], exc.message),
+                    )
+            conn.executemany(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                [("stamp", encoded), ("racy", "1" if _racy(stamp.newest_ns()) else "0")],
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+    def wrote(self, fact: Fact, tip: str, stamp_before: str) -> None:
+        """Record a write this process just made under the writer lock.
+
+        If the index was current before the write, the write is the only change since, so the
+        row is updated in place and the new fingerprint stored: no rescan of the ref directory
+        (0.3 s at 100,000 facts). Every gitledger writer does the same under the lock, so a
+        second write within one file-system tick is recorded by its own writer. Otherwise the
+        next read rescans as usual.
+        """
+        try:
+            conn = self._connect()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                known = dict(
+                    conn.execute("SELECT key, value FROM meta WHERE key IN ('stamp','racy')")
+                )
+                self.add(conn, fact, tip)
+                if known.get("stamp") == stamp_before:
+                    after = refs_stamp(self.git_dir, MEMORY_DIR).encode()
+                    conn.executemany(
+                        "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                        [("stamp", after), ("racy", "0")],
+                    )
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except sqlite3.DatabaseError:
+            self.delete()  # the next read rebuilds it from the refs
+
+    @staticmethod
+    def _remove(conn: sqlite3.Connection, fact_id: str) -> None:
+        row = conn.execute("SELECT rowid, record FROM facts WHERE id = ?", (fact_id,)).fetchone()
+        if row is None:
+            return
+        old = Fact.model_validate_json(row[1])
+        conn.execute(
+            "INSERT INTO fts(fts, rowid, text, tags, kind) VALUES ('delete', ?, ?, ?, ?)",
+            (row[0], old.text, " ".join(old.tags), old.kind),
+        )
+        conn.execute("DELETE FROM facts WHERE rowid = ?", (row[0],))
+
+    @staticmethod
+    def add(conn: sqlite3.Connection, fact: Fact, tip: str) -> None:
+        MemoryIndex._remove(conn, fact.id)
+        cur = conn.execute(
+            "INSERT INTO facts(id, tip, kind, active, fingerprint, record) VALUES (?,?,?,?,?,?)",
+            (fact.id, tip, fact.kind, int(fact.active), fact.fingerprint, fact.model_dump_json()),
+        )
+        conn.execute(
+            "INSERT INTO fts(rowid, text, tags, kind) VALUES (?, ?, ?, ?)",
+            (cur.lastrowid, fact.text, " ".join(fact.tags), fact.kind),
+        )
+
+
+class Memory:
+    """Per-fact memory in a ledger. ``clock`` (seconds since the epoch) is injectable for tests."""
+
+    def __init__(self, ledger: Ledger, *, clock: Clock | None = None) -> None:
+        self.ledger = ledger
+        self.store = ledger.store
+        self.clock: Clock = clock or time.time
+        self.index = MemoryIndex(ledger)
+
+    # --- settings ---------------------------------------------------------------------------
+
+    def config(self) -> dict[str, Any]:
+        tip = self.store.tip(CONFIG_REF)
+        data: dict[str, Any] = {"capacity": DEFAULT_CAPACITY}
+        if tip is not None:
+            raw = self.store.read_files(tip, ("config.json",))["config.json"]
+            if raw:
+                try:
+                    data.update(json.loads(raw))
+                except ValueError:
+                    pass
+        return data
+
+    def set_capacity(self, capacity: int, *, actor: str | None = None) -> dict[str, Any]:
+        if capacity < 1:
+            raise InvalidInput("Capacity is the number of active facts to keep: 1 or more.")
+        with self.store.lock():
+            tip = self.store.tip(CONFIG_REF)
+            data = {**self.config(), "capacity": capacity}
+            body = (json.dumps(data, sort_keys=True) + "\n").encode()
+            self.store.write(
+                CONFIG_REF,
+                {"config.json": body},
+                f"memory config: capacity {capacity}\n",
+                self.ledger.author(actor),
+                [tip] if tip else [],
+                tip,
+            )
+            evicted = self._evict(actor)
+        return {**data, "evicted": [f.id for f in evicted]}
+
+    # --- reading ----------------------------------------------------------------------------
+
+    def _facts(self, sql: str, args: tuple[Any, ...] = ()) -> list[Fact]:
+        rows = self.index.run(lambda conn: conn.execute(sql, args).fetchall())
+        return [Fact.model_validate_json(r[0]) for r in rows]
+
+    def resolve(self, prefix: str) -> str:
+        wanted = prefix.strip().lower()
+        if not wanted or not re.fullmatch(r"[0-9a-z]{1,20}", wanted):
+            raise FactNotFound(
+                f"'{prefix[:40]}' is not a fact id. List facts: gitledger memory list."
+            )
+        ids = [
+            r[0]
+            for r in self.index.run(
+                lambda conn: conn.execute(
+                    "SELECT id FROM facts WHERE id >= ? AND id < ? LIMIT 11",
+                    (wanted, wanted + "\x7f"),
+                ).fetchall()
+            )
+        ]
+        if not ids:
+            raise FactNotFound(
+                f"No fact id starts with '{wanted}'. List facts: gitledger memory list."
+            )
+        if len(ids) > 1:
+            raise AmbiguousId(wanted, ids)
+        return ids[0]
+
+    def get(self, fact_id: str) -> Fact:
+        full = self.resolve(fact_id)
+        tip = self.store.tip(MEMORY_PREFIX + full)
+        if tip is None:
+            raise FactNotFound(f"No fact {full}.")
+        return _decode(self.store.read_files(tip, FACT_FILES)["fact.json"], MEMORY_PREFIX + full)
+
+    def list(
+        self,
+        *,
+        active: bool | None = True,
+        kind: str | None = None,
+        limit: int | None = 50,
+        offset: int = 0,
+    ) -> list[Fact]:
+        clauses, args = [], []
+        if active is not None:
+            clauses.append("active = ?")
+            args.append(int(active))
+        if kind is not None:
+            _check_kind(kind)
+            clauses.append("kind = ?")
+            args.append(kind)
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        facts = self._facts(f"SELECT record FROM facts {where}", tuple(args))
+        now = self.clock()
+        facts.sort(key=lambda f: (-f.strength(now), f.id))
+        end = None if limit is None else offset + limit
+        return facts[offset:end]
+
+    def stats(self) -> dict[str, Any]:
+        def run(conn: sqlite3.Connection) -> dict[str, Any]:
+            by_kind = dict(
+                conn.execute("SELECT kind, count(*) FROM facts WHERE active=1 GROUP BY kind")
+            )
+            active, total = conn.execute("SELECT sum(active), count(*) FROM facts").fetchone()
+            problems = conn.execute("SELECT count(*) FROM problems").fetchone()[0]
+            return {
+                "active": active or 0,
+                "forgotten": (total or 0) - (active or 0),
+                "by_kind": {k: by_kind.get(k, 0) for k in FACT_KINDS},
+                "unreadable": problems,
+            }
+
+        out: dict[str, Any] = self.index.run(run)
+        out["capacity"] = self.config()["capacity"]
+        return out
+
+    def recall(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        reinforce: bool = True,
+        kind: str | None = None,
+        actor: str | None = None,
+    ) -> list[Hit]:
+        """The ``k`` facts most worth reading for ``query``: relevance weighted by strength."""
+        if k < 1:
+            raise InvalidInput("Recall at least one fact (-k 1 or more).")
+        if kind is not None:
+            _check_kind(kind)
+        from .index import plain_query
+
+        match = plain_query(query)
+        if match is None:
+            raise InvalidInput("Recall needs at least one word to look for.")
+        # Any word may match (OR): a hint is useful when it shares the salient words.
+        terms = " OR ".join(match.split())
+        pool = max(50, k * 10)
+
+        def run(conn: sqlite3.Connection) -> list[tuple[bytes, float]]:
+            sql = (
+                "SELECT f.record, bm25(fts, 1.0, 0.6, 0.3) AS rank FROM fts JOIN facts f "
+                "ON f.rowid = fts.rowid WHERE fts MATCH ? AND f.active = 1"
+                + (" AND f.kind = ?" if kind else "")
+                + " ORDER BY rank LIMIT ?"
+            )
+            args: tuple[Any, ...] = (terms, kind, pool) if kind else (terms, pool)
+            return conn.execute(sql, args).fetchall()  # type: ignore[no-any-return]
+
+        rows = self.index.run(run)
+        if not rows:
+            return []
+        now = self.clock()
+        best = -min(r[1] for r in rows) or 1.0
+        hits = []
+        for record, rank in rows:
+            fact = Fact.model_validate_json(record)
+            relevance = (-rank) / best
+            strength = fact.strength(now)
+            hits.append(Hit(fact, relevance * (0.4 + strength), relevance, strength))
+        hits.sort(key=lambda h: (-h.score, h.fact.id))
+        hits = hits[:k]
+        if reinforce:
+            used = self._use([h.fact for h in hits], actor)
+            hits = [
+                Hit(used.get(h.fact.id, h.fact), h.score, h.relevance, h.strength) for h in hits
+            ]
+        return hits
+
+    def hints(self, query: str, k: int = 3) -> list[Fact]:
+        """Facts to offer beside a task as hints; never raises (memory is optional)."""
+        try:
+            return [h.fact for h in self.recall(query, k, reinforce=False)]
+        except (LedgerError, sqlite3.Error, OSError, ValueError):
+            return []
+
+    # --- writing ----------------------------------------------------------------------------
+
+    def _write(self, fact: Fact, expected_tip: str | None, message: str, actor: str | None) -> Fact:
+        """Commit one version of a fact (under the writer lock) and tell the index about it."""
+        ref = MEMORY_PREFIX + fact.id
+        files = {"FORMAT": FORMAT_LINE.encode(), "fact.json": _encode(fact)}
+        parents = [expected_tip] if expected_tip else []
+        before = refs_stamp(self.index.git_dir, MEMORY_DIR).encode()
+        tip = self.store.write(
+            ref, files, message, self.ledger.author(actor), parents, expected_tip
+        )
+        self.index.wrote(fact, tip, before)
+        return fact
+
+    def remember(
+        self,
+        text: str,
+        *,
+        kind: str = "decision",
+        tags: Iterable[str] = (),
+        importance: int = 3,
+        task: str | None = None,
+        session: str | None = None,
+        commit: str | None = None,
+        actor: str | None = None,
+    ) -> tuple[Fact, bool]:
+        """Remember a fact; returns it and whether it is new (False: an existing one reinforced)."""
+        _check_kind(kind)
+        check_text(text, "fact text", limit=MAX_FACT_BYTES)
+        if not text.strip():
+            raise InvalidInput("A fact needs some text.")
+        if not 1 <= importance <= 5:
+            raise InvalidInput(f"Importance is 1 (low) to 5 (high), not {importance}.")
+        clean_tags = _clean_tags(tags)
+        task_id = self.ledger.resolve(task) if task else None
+        for value, name in ((session, "session"), (commit, "commit")):
+            if value is not None:
+                check_text(value, name, limit=256)
+        name, _ = self.ledger.author(actor)
+        fp = fingerprint(kind, text)
+        with self.store.lock():
+            existing = self._facts("SELECT record FROM facts WHERE fingerprint = ?", (fp,))
+            now = self.clock()
+            if existing:
+                old = existing[0]
+                tip = self.store.tip(MEMORY_PREFIX + old.id)
+                merged = old.model_copy(
+                    update={
+                        "version": old.version + 1,
+                        "tags": old.tags + [t for t in clean_tags if t not in old.tags],
+                        "importance": max(old.importance, importance),
+                        "uses": old.uses + 1,
+                        "last_used_at": _iso(now),
+                        "active": True,
+                        "forgotten_reason": None,
+                        "actor": name,
+                    }
+                )
+                self._write(merged, tip, f"remember again: {_short(text)}\n", actor)
+                return merged, False
+            fact = Fact(
+                id=new_id(),
+                version=1,
+                kind=kind,  # type: ignore[arg-type]
+                text=text,
+                tags=clean_tags,
+                importance=importance,
+                source_task=task_id,
+                source_session=session,
+                source_commit=commit,
+                created_at=_iso(now),
+                last_used_at=_iso(now),
+                fingerprint=fp,
+                actor=name,
+            )
+            self._write(fact, None, f"remember {kind}: {_short(text)}\n", actor)
+            self._evict(actor, keep={fact.id})
+            return fact, True
+
+    def _use(self, facts: list[Fact], actor: str | None) -> dict[str, Fact]:
+        out: dict[str, Fact] = {}
+        with self.store.lock():
+            now = _iso(self.clock())
+            for fact in facts:
+                tip = self.store.tip(MEMORY_PREFIX + fact.id)
+                if tip is None:
+                    continue
+                current = _decode(
+                    self.store.read_files(tip, FACT_FILES)["fact.json"], MEMORY_PREFIX + fact.id
+                )
+                used = current.model_copy(
+                    update={
+                        "version": current.version + 1,
+                        "uses": current.uses + 1,
+                        "last_used_at": now,
+                    }
+                )
+                try:
+                    out[fact.id] = self._write(used, tip, "recalled\n", actor)
+                except RefMoved:
+                    continue  # someone else touched it; a missed reinforcement is harmless
+        return out
+
+    def _set_active(
+        self, fact_id: str, active: bool, reason: str | None, actor: str | None
+    ) -> Fact:
+        full = self.resolve(fact_id)
+        with self.store.lock():
+            tip = self.store.tip(MEMORY_PREFIX + full)
+            if tip is None:
+                raise FactNotFound(f"No fact {full}.")
+            current = _decode(self.store.read_files(tip, FACT_FILES)["fact.json"], full)
+            if current.active == active:
+                return current
+            update: dict[str, Any] = {
+                "version": current.version + 1,
+                "active": active,
+                "forgotten_reason": reason,
+            }
+            if active:
+                update["last_used_at"] = _iso(self.clock())
+            changed = current.model_copy(update=update)
+            verb = "restore" if active else "forget"
+            self._write(changed, tip, f"{verb}: {_short(current.text)}\n", actor)
+            if active:
+                self._evict(actor, keep={full})
+            return changed
+
+    def forget(self, fact_id: str, *, actor: str | None = None) -> Fact:
+        """Take a fact out of the active set; it stays in history and can be restored."""
+        return self._set_active(fact_id, False, "forgotten by hand", actor)
+
+    def restore(self, fact_id: str, *, actor: str | None = None) -> Fact:
+        return self._set_active(fact_id, True, None, actor)
+
+    def _evict(self, actor: str | None, keep: set[str] | None = None) -> list[Fact]:
+        """Forget the weakest active facts beyond capacity (called under the writer lock)."""
+        capacity = int(self.config()["capacity"])
+        active = self._facts("SELECT record FROM facts WHERE active = 1")
+        excess = len(active) - capacity
+        if excess <= 0:
+            return []
+        now = self.clock()
+        candidates = sorted(
+            (f for f in active if f.id not in (keep or set())),
+            key=lambda f: (f.strength(now), f.last_used_at, f.id),
+        )[:excess]
+        evicted = []
+        for fact in candidates:
+            tip = self.store.tip(MEMORY_PREFIX + fact.id)
+            gone = fact.model_copy(
+                update={
+                    "version": fact.version + 1,
+                    "active": False,
+                    "forgotten_reason": f"evicted at capacity {capacity} (strength {fact.strength(now):.3f})",
+                }
+            )
+            try:
+                evicted.append(self._write(gone, tip, f"evict: {_short(fact.text)}\n", actor))
+            except RefMoved:
+                continue
+        return evicted
+
+    # --- bulk -------------------------------------------------------------------------------
+
+    def import_facts(
+        self, rows: Iterable[dict[str, Any]], *, actor: str | None = None
+    ) -> dict[str, int]:
+        """Remember many facts in one pack (one line each: text, kind, tags, importance).
+
+        Every row is checked before anything is written: one bad row refuses the whole import.
+        """
+        name, email = self.ledger.author(actor)
+        prepared: list[tuple[str, str, list[str], int]] = []
+        for n, row in enumerate(rows, 1):
+            if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+                raise InvalidInput(f"Line {n}: each line is a JSON object with a 'text' string.")
+            kind = row.get("kind", "decision")
+            importance = row.get("importance", 3)
+            tags = row.get("tags", [])
+            if not isinstance(kind, str) or kind not in FACT_KINDS:
+                raise InvalidInput(f"Line {n}: kind is one of {', '.join(FACT_KINDS)}.")
+            if not isinstance(importance, int) or not 1 <= importance <= 5:
+                raise InvalidInput(f"Line {n}: importance is an integer from 1 to 5.")
+            if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+                raise InvalidInput(f"Line {n}: tags is a list of strings.")
+            try:
+                check_text(row["text"], "fact text", limit=MAX_FACT_BYTES)
+                clean = _clean_tags(tags)
+            except InvalidInput as exc:
+                raise InvalidInput(f"Line {n}: {exc.message}") from exc
+            if not row["text"].strip():
+                raise InvalidInput(f"Line {n}: a fact needs some text.")
+            prepared.append((row["text"], kind, clean, importance))
+        created = duplicates = 0
+        with self.store.lock():
+            seen = {
+                r[0]
+                for r in self.index.run(
+                    lambda conn: conn.execute("SELECT fingerprint FROM facts").fetchall()
+                )
+            }
+            writer = BulkWriter(self.store)
+            try:
+                now = self.clock()
+                when = int(now)
+                for text, kind, tags, importance in prepared:
+                    fp = fingerprint(kind, text)
+                    if fp in seen:
+                        duplicates += 1
+                        continue
+                    seen.add(fp)
+                    fact = Fact(
+                        id=new_id(),
+                        version=1,
+                        kind=kind,  # type: ignore[arg-type]
+                        text=text,
+                        tags=tags,
+                        importance=importance,
+                        created_at=_iso(now),
+                        last_used_at=_iso(now),
+                        fingerprint=fp,
+                        actor=name,
+                    )
+                    tree = writer.tree(
+                        {
+                            "FORMAT": writer.blob(FORMAT_LINE.encode()),
+                            "fact.json": writer.blob(_encode(fact)),
+                        }
+                    )
+                    commit = writer.commit(
+                        tree, [], (name, email), when, f"remember {kind}: {_short(text)}\n"
+                    )
+                    writer.set_ref(MEMORY_PREFIX + fact.id, commit, None)
+                    created += 1
+                writer.finish()
+            except BaseException:
+                writer.abort()
+                raise
+            self._evict(actor)
+        return {"created": created, "duplicates": duplicates}
+
+    def export(self) -> Iterator[dict[str, Any]]:
+        for fact in self._facts("SELECT record FROM facts ORDER BY id"):
+            yield fact.to_dict()
+
+    # --- from fuse snapshots ----------------------------------------------------------------
+
+    def absorb(
+        self,
+        facts: Iterable[tuple[str, str]],
+        *,
+        session: str | None = None,
+        task: str | None = None,
+        actor: str | None = None,
+    ) -> dict[str, int]:
+        """Remember (kind, text) pairs split out of a fuse snapshot; duplicates reinforce."""
+        created = reinforced = 0
+        for kind, text in facts:
+            text = " ".join(text.split())[:MAX_FACT_BYTES]
+            if not text or kind not in FACT_KINDS:
+                continue
+            _fact, new = self.remember(
+                text, kind=kind, session=session, task=task, actor=actor, importance=3
+            )
+            created += new
+            reinforced += not new
+        return {"created": created, "reinforced": reinforced}
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in FACT_KINDS:
+        raise InvalidInput(f"Unknown kind '{kind[:30]}'. Use one of: {', '.join(FACT_KINDS)}.")
+
+
+def _short(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def strength_curve(importance: int, uses: int, days: Iterable[float]) -> list[float]:
+    """Strength after ``days`` idle, for docs and tests of the curve's shape."""
+    stability = BASE_STABILITY_DAYS * (2 ** min(uses, 12)) * (importance / 3)
+    return [0.5 ** (d / stability) * (0.5 + importance / 10) for d in days]
+
+
+__all__ = ["FACT_KINDS", "Fact", "Hit", "Memory", "fingerprint"]

@@ -527,7 +527,7 @@ def _follow(history: Sequence[Message]) -> _Thread:
     thread = _Thread()
     # The piece in hand is the last one the assistant turned to, so reading starts there; only the
     # task list needs every earlier call. This keeps a long session's step under a few ms.
-    anchor = 0
+    anchor = len(history)  # no piece named: nothing after the task list needs reading
     texts_read = 0
     for index in range(len(history) - 1, -1, -1):
         message = history[index]
@@ -538,9 +538,7 @@ def _follow(history: Sequence[Message]) -> _Thread:
             anchor = index
             break
         if texts_read >= LOOKBACK_TEXTS:
-            # No piece named for this long: which one is in hand is unknown.
-            anchor = index
-            break
+            break  # no piece named for this long: which one is in hand is unknown
     for message in history[:anchor]:
         if message.role == "assistant":
             for call in message.calls:

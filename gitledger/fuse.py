@@ -539,6 +539,8 @@ class Extractor:
         self.events = 0
         self.last_ts: str | None = None
         self.first_request_seen = False
+        self.first_command = ""  # a bare slash command, the goal when nothing else is
+        self.command_prompt = ""
         self.summary_goal = ""
         self.cwd: str | None = None
         self.source = ""
@@ -572,12 +574,23 @@ class Extractor:
     def _user(self, event: Event) -> None:
         text = request_text(event)
         if text is None:
+            # A slash command's expanded prompt arrives as harness text right after it.
+            if (
+                self.first_command
+                and not self.command_prompt
+                and event.is_meta
+                and not event.sidechain
+                and not event.text.lstrip().startswith(("Caveat", "<"))
+            ):
+                self.command_prompt = clean(event.text)[:300]
             return
         flat = clean(text)
         if self.requests and _norm(self.requests[-1]) == _norm(flat):
             return  # a queued prompt and the user record that delivers it
         self.requests.append(flat[:ITEM_CHARS])
         bare_command = flat.startswith("/") and " " not in flat
+        if bare_command and not self.first_command:
+            self.first_command = flat[:100]
         if not self.first_request_seen and not bare_command:
             self.first_request_seen = True
             if not self.goal:
@@ -835,7 +848,10 @@ class Extractor:
     def finish(self, stats: ReadStats | None = None) -> Snapshot:
         snap = self.snap
         snap.source = self.source
-        snap.goal = self.goal or self.summary_goal
+        command_goal = self.first_command
+        if command_goal and self.command_prompt:
+            command_goal = f"{command_goal}: {self.command_prompt}"
+        snap.goal = self.goal or self.summary_goal or command_goal
         snap.goal_history = self.goal_history
         tracked = [
             i

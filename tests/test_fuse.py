@@ -106,6 +106,17 @@ def test_goal_is_the_first_real_request(session: Session) -> None:
     assert session.snapshot().goal == "Add a CSV export to the invoices page."
 
 
+def test_a_session_of_one_bare_command_takes_its_expanded_prompt_as_goal(session: Session) -> None:
+    session.user(
+        "<command-message>init is analyzing</command-message><command-name>/init</command-name>"
+    )
+    session.user("Please analyze this codebase and create a CLAUDE.md file.", isMeta=True)
+    assert (
+        session.snapshot().goal
+        == "/init: Please analyze this codebase and create a CLAUDE.md file."
+    )
+
+
 def test_a_slash_command_with_arguments_is_a_request(session: Session) -> None:
     session.user("<command-name>/review</command-name><command-args>PR 42</command-args>")
     assert session.snapshot().goal == "/review PR 42"

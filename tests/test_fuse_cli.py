@@ -224,3 +224,24 @@ def test_restore_by_hand_does_not_wait_forever_on_an_idle_stdin(isolated: Path) 
             if stream:
                 stream.close()
     assert returncode == 0 and "GOAL: Add a CSV export" in out
+
+
+def test_precompact_hook_on_a_10_mb_line_and_unknown_records(isolated: Path) -> None:
+    path = isolated / "big.jsonl"
+    lines = TRANSCRIPT.read_text().splitlines()[:3]
+    huge = {
+        "type": "user",
+        "sessionId": "s",
+        "message": {
+            "role": "user",
+            "content": [{"type": "tool_result", "content": "x" * 10_000_000}],
+        },
+    }
+    lines += [json.dumps(huge), json.dumps({"type": "from-the-future", "x": 1})]
+    path.write_text("\n".join(lines) + "\n")
+    result = run("fuse", "save", input=payload(session_id="big", transcript_path=str(path)))
+    assert result.exit_code == 0 and result.stderr.count("\n") == 1
+    snap = json.loads(run("fuse", "status", "--session", "big", "--json").output)[0]
+    assert snap["goal"].startswith("Add a CSV export")
+    saved = json.loads(run("fuse", "restore", "--session", "big", "--json").output)
+    assert saved["bytes"] <= 6_000

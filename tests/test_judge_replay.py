@@ -67,3 +67,53 @@ def test_benchmark_script_writes_its_json(tmp_path: Path) -> None:
     data = json.loads(out.read_text())
     figures = data["arms"]["deterministic"]["all"]
     assert figures["windows"] == 2 and figures["caught"] == 2
+
+
+def test_benchmark_model_arm_runs_against_a_stand_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The deterministic-then-model arm calls the model on the unsure steps only. The stand-in
+    answers SAME to everything, so the figures it gives measure the plumbing, not a model."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    asked: list[str] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            asked.append(body["messages"][0]["content"])
+            data = json.dumps({"content": [{"type": "text", "text": "Unsure.\nSAME"}]}).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}")
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+        bench = load_benchmark()
+        out = tmp_path / "figures.json"
+        sets = "click-zh--on,mechanism"
+        assert (
+            bench.main(
+                ["--corpus", str(CORPUS), "--sets", sets, "--model", "m", "--json", str(out)]
+            )
+            == 0
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+    arms = json.loads(out.read_text())["arms"]
+    rules, combined = arms["deterministic"]["all"], arms["deterministic+model"]["all"]
+    assert combined["model_calls"] == rules["unsure_steps"] == len(asked) > 0
+    # A model that always says SAME can only keep or lose catches, never add false NEXTs.
+    assert combined["caught"] == rules["caught"] and combined["false_next"] == rules["false_next"]

@@ -77,7 +77,7 @@ def test_probes_are_not_in_claude_codes_own_prompt(session: ClaudeSession) -> No
 
 
 def test_manual_compact_keeps_every_fact_with_the_fuse_and_loses_them_without(
-    claude_bin: Path, standin: object, tmp_path: Path, session: ClaudeSession
+    claude_bin: Path, tmp_path: Path, session: ClaudeSession
 ) -> None:
     # Without the fuse: the same session, no hooks.
     bare = ClaudeSession(claude=claude_bin, standin=session.standin, root=tmp_path / "bare")
@@ -102,6 +102,7 @@ def test_fuse_setup_write_is_the_other_way_in(session: ClaudeSession) -> None:
     scenario.play(session)
     after = first_request_after_compaction(session)
     assert missing(scenario.PROBES.values(), after.messages_text()) == []
+    assert f"refs/gitledger/fuse/{session.session_id}" in fuse_refs(session)
 
 
 def test_automatic_compaction_keeps_every_fact(session: ClaudeSession) -> None:

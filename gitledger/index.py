@@ -637,16 +637,22 @@ class Index:
             raise InvalidInput("Search for at least one word.")
         where, args = _filters(statuses, owner, label, parent)
         weights = ", ".join(str(w) for _, w in FTS_COLUMNS)
-        sql = (
-            f"SELECT t.id, t.record, bm25(fts, {weights}) AS score, "
-            f"snippet(fts, -1, '[', ']', '…', 12) FROM fts JOIN tasks t ON t.rowid = fts.rowid "
+        # Two steps: rank every match cheaply (rowid and score only), then make snippets and read
+        # records for the page alone. One query would build a snippet for every match.
+        rank_sql = (
+            f"SELECT fts.rowid, bm25(fts, {weights}) AS score FROM fts "
+            f"JOIN tasks t ON t.rowid = fts.rowid "
             f"{where + ' AND' if where else 'WHERE'} fts MATCH ? ORDER BY score, t.id LIMIT ?"
         )
         lim = -1 if limit is None else limit
 
+        def rank(conn: sqlite3.Connection, match: str) -> list[tuple[int, float]]:
+            return conn.execute(rank_sql, [*args, match, lim]).fetchall()
+
         def run(conn: sqlite3.Connection) -> list[SearchHit]:
+            match = query
             try:
-                rows = conn.execute(sql, [*args, query, lim]).fetchall()
+                ranked = rank(conn, match)
             except sqlite3.OperationalError as exc:
                 text = str(exc).lower()
                 if "malformed" in text or "not a database" in text:
@@ -655,14 +661,34 @@ class Index:
                 plain = plain_query(query)
                 if plain is None:
                     return []
-                rows = conn.execute(sql, [*args, plain, lim]).fetchall()
+                match = plain
+                ranked = rank(conn, match)
+            if not ranked:
+                return []
+            # The page's rowids as one JSON parameter: no limit on how many a query may bind.
+            page = json.dumps([r for r, _ in ranked])
+            snippets = dict(
+                conn.execute(
+                    "SELECT rowid, snippet(fts, -1, '[', ']', '…', 12) FROM fts "
+                    "WHERE fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
+                    (match, page),
+                )
+            )
+            records = {
+                rowid: (task_id, raw)
+                for rowid, task_id, raw in conn.execute(
+                    "SELECT rowid, id, record FROM tasks "
+                    "WHERE rowid IN (SELECT value FROM json_each(?))",
+                    (page,),
+                )
+            }
             return [
                 SearchHit(
-                    decode_record(raw, where=TASKS_PREFIX + task_id),
+                    decode_record(records[r][1], where=TASKS_PREFIX + records[r][0]),
                     float(score),
-                    " ".join(snippet.split()),
+                    " ".join(str(snippets.get(r, "")).split()),
                 )
-                for task_id, raw, score, snippet in rows
+                for r, score in ranked
             ]
 
         return self._guarded(run)  # type: ignore[no-any-return]

@@ -1097,6 +1097,7 @@ class _Packer:
         )
         self._short: dict[tuple[int, int, int], str] = {}
         self._section_cache: dict[int, int] = {}
+        self.terse = False
         frame = [*self.header, "~~~ fuse-data", "~~~"]
         self.frame_bytes = sum(len(x.encode()) + 1 for x in frame)
 
@@ -1125,6 +1126,9 @@ class _Packer:
                 for item, n in zip(section.items, granted, strict=True)
                 if 0 < n < len(item.encode())
             )
+        if self.terse and left:
+            dropped_total = sum(1 for granted in self.lengths for n in granted if n == 0)
+            return f"Left out: {dropped_total} items."
         parts = ["Left out: " + ", ".join(left) + "." if left else "Nothing left out."]
         if shortened and not self.small:
             parts.append(f"{shortened} items shortened.")
@@ -1173,9 +1177,12 @@ class _Packer:
                 return
 
     def pack(self) -> str:
-        # The goal is required: shrink it (never below 60 bytes) until the bare frame fits.
+        # The goal is required: shrink it (never below 60 bytes) until the bare frame fits; at the
+        # smallest budgets the last line then only counts what was left out.
         while self.size() > self.budget and self.goal_limit > 60:
             self.goal_limit -= 20
+        if self.size() > self.budget:
+            self.terse = True
         sections = self.sections
         for depth in (1, None, 10_000):
             for si, section in enumerate(sections):

@@ -615,3 +615,15 @@ def test_a_missing_dependency_is_named_not_fatal(ledger, tmp_path) -> None:  # t
     text = task_context(ledger, task.id).text
     assert f"depends on: {dep.id[:6]} (missing)" in text
     assert f"- dependency {dep.id[:6]} missing" in text.splitlines()
+
+
+def test_prime_keeps_the_decisions_of_the_task_in_hand(ledger) -> None:  # type: ignore[no-untyped-def]
+    working = ledger.create("The task in hand")
+    ledger.claim(working.id, actor="agent-1")
+    ledger.update(working.id, decisions=["Keep the old parser for one release"])
+    for i in range(25):  # more recently updated than the task in hand
+        ledger.create(f"Later task {i}")
+    digest = prime(ledger)
+    assert '"Keep the old parser for one release"' in digest.text
+    assert "ledger (explicit): 1 active or claimed task(s)" in digest.text.splitlines()
+    assert digest.kept["ready"] == 5 and digest.omitted["ready"] == 0

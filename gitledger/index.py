@@ -639,10 +639,10 @@ class Index:
         weights = ", ".join(str(w) for _, w in FTS_COLUMNS)
         # Two steps: rank every match cheaply (rowid and score only), then make snippets and read
         # records for the page alone. One query would build a snippet for every match.
+        join = "JOIN tasks t ON t.rowid = fts.rowid " if where else ""
         rank_sql = (
-            f"SELECT fts.rowid, bm25(fts, {weights}) AS score FROM fts "
-            f"JOIN tasks t ON t.rowid = fts.rowid "
-            f"{where + ' AND' if where else 'WHERE'} fts MATCH ? ORDER BY score, t.id LIMIT ?"
+            f"SELECT fts.rowid, bm25(fts, {weights}) AS score FROM fts {join}"
+            f"{where + ' AND' if where else 'WHERE'} fts MATCH ? ORDER BY score, fts.rowid LIMIT ?"
         )
         lim = -1 if limit is None else limit
 

@@ -144,8 +144,10 @@ def _step(
     session: str | None,
     as_json: bool,
 ) -> None:
+    import dataclasses
+
     from ..errors import InvalidInput
-    from ..judge import SAME, Verdict, context_from_messages, judge_step, step_context
+    from ..judge import SAME, Verdict, context_from_messages, gate, judge_step, step_context
 
     with errors(as_json):
         payload: dict[str, Any] = {}
@@ -163,24 +165,28 @@ def _step(
         step = payload.get("step")
         if step is not None and not isinstance(step, dict):
             raise InvalidInput('The payload\'s "step" must be an object {"text", "calls"}.')
-        config = _config(ctx)
-        context = None
-        if not config.enabled:
-            verdict = Verdict(
-                SAME, "the judge is disabled (enabled=false)", "off", False, by="gate"
-            )
+        if "messages" in payload:
+            context = context_from_messages({**payload, **({"window": window} if window else {})})
         else:
-            if "messages" in payload:
-                context = context_from_messages(
-                    {**payload, **({"window": window} if window else {})}
-                )
-            else:
-                context = step_context(transcript, step=step, window=window or config.window)
-            if context is None:
+            context = step_context(transcript, step=step, window=window)
+        # Most steps are skipped for reasons no setting changes (no text, first of a turn, …):
+        # those never open the ledger, which is most of a hook's cost.
+        early = gate(context, floor=0) if context is not None else None
+        if context is None:
+            verdict = Verdict(
+                SAME, "the transcript has no assistant step", "no-step", False, by="gate"
+            )
+        elif early is not None:
+            verdict = early
+        else:
+            config = _config(ctx)
+            if not config.enabled:
                 verdict = Verdict(
-                    SAME, "the transcript has no assistant step", "no-step", False, by="gate"
+                    SAME, "the judge is disabled (enabled=false)", "off", False, by="gate"
                 )
             else:
+                if config.window and not window and "messages" not in payload:
+                    context = dataclasses.replace(context, window=config.window)
                 judge_model = None
                 name = model or config.model
                 if name:

@@ -119,8 +119,10 @@ def step_cmd(
 
     Prints NEXT or SAME and the reason. As a hook it reads the payload on stdin
     ({"transcript_path": …}, optionally "step": {"text", "calls"} for a step the transcript does
-    not hold yet; or a function hook's {"messages", "step", "context_tokens", "window"}). Steps below the floor, the first step of a turn, steps without text and steps
-    right after a compaction are not judged (SAME). Costs no model call unless --model is given.
+    not hold yet; or a function hook's {"messages", "step", "context_tokens", "window"}).
+    Steps below the floor, the first step of a turn, steps without text, steps that end the turn
+    and steps right after a compaction are not judged (SAME). Costs no model call unless --model
+    is given.
     """
     if hook:
         try:

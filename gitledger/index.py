@@ -80,7 +80,7 @@ from .model import (
 if TYPE_CHECKING:
     from .ledger import Ledger
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: rollback journal instead of WAL
 INDEX_FILE = "gitledger-index.sqlite"
 TASKS_DIR = "refs/gitledger/tasks"
 TASKS_PREFIX = TASKS_DIR + "/"
@@ -236,7 +236,9 @@ class Index:
                 self.file, timeout=60, isolation_level=None, check_same_thread=False
             )
             try:
-                conn.execute("PRAGMA journal_mode=WAL")
+                # A rollback journal, not WAL: most commands only read an index that is already
+                # current, and opening a WAL database creates and removes two files every time
+                # (13 ms measured here, against 0.2 ms).
                 conn.execute("PRAGMA synchronous=NORMAL")
                 conn.execute("PRAGMA temp_store=MEMORY")
                 row = None

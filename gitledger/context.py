@@ -12,12 +12,14 @@ naming the smallest budget that does: a handoff without its goal would be worse 
 Optional items by priority. Decisions (newest first), evidence (what it proves, not its binding
 metadata), related tasks (parent, dependencies, children, each with its live status and goal),
 memory hints (labelled as hints, in a section of their own, never mixed with task state), notes
-(newest first). Items are taken greedily in that order; an item that does not fit whole is
-shortened at a word boundary with a marker ("…") when the shortened form still says something
-(at least ``MIN_SHORTENED_CHARS`` characters), else it is left out and smaller items after it may
-still fit. No single optional item takes more than a quarter of the budget, so one long decision
-cannot starve everything else. The last line always says what was left out, by kind
-("omitted: 3 notes, 1 decision", or "omitted: nothing").
+(newest first). Packing takes two passes in that order: first every item that fits whole (no item
+may take more than a quarter of the budget, so one long decision cannot starve everything else;
+a longer one is taken at that size, shortened); then each item still left out is shortened into
+the room that remains, at a word boundary with a marker ("…"), when the shortened form still says
+something (at least ``MIN_SHORTENED_CHARS`` characters). Whole items first means a stub of a
+higher-priority item never pushes out a lower-priority item that would have fitted whole. The last
+line always says what was left out, by kind ("omitted: 1 decision, 3 notes", or "omitted:
+nothing").
 
 Measured the same way. The budget is checked against the exact text returned (which ends with a
 newline; the CLI prints it as is). Lines are costed one by one while packing (exact for bytes, and
@@ -37,7 +39,6 @@ around a zero-width joiner or variation selector.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -77,7 +78,6 @@ PRIME_USAGE = (
     "use: gitledger task context ID (full handoff) | task show ID | task claim ID | "
     "task update ID --next TEXT --note TEXT | task ready | task create GOAL --criteria TEXT"
 )
-_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _JOINERS = {"\u200d", "\u034f"}  # zero-width joiner, combining grapheme joiner
 
 

@@ -67,7 +67,7 @@ CONFIG_REF = "refs/gitledger/config/memory"
 FORMAT_LINE = "gitledger-fact 1\n"
 FACT_FILES = ("FORMAT", "fact.json")
 INDEX_FILE = "gitledger-memory.sqlite"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 MAX_FACT_BYTES = 4096
 DEFAULT_CAPACITY = 2000
 BASE_STABILITY_DAYS = 3.0
@@ -86,6 +86,13 @@ def _iso(ts: float) -> str:
 
 def _ts(iso: str) -> float:
     return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+
+
+def strength(importance: int, uses: int, last_used: float, now: float) -> float:
+    """Retention on a spacing curve, scaled by importance (see the module docstring)."""
+    stability = BASE_STABILITY_DAYS * (2 ** min(uses, 12)) * (importance / 3)
+    idle_days = max(0.0, (now - last_used) / DAY)
+    return 0.5 ** (idle_days / stability) * (0.5 + importance / 10)
 
 
 def fingerprint(kind: str, text: str) -> str:
@@ -120,10 +127,7 @@ class Fact(BaseModel):
         return value
 
     def strength(self, now: float) -> float:
-        stability = BASE_STABILITY_DAYS * (2 ** min(self.uses, 12)) * (self.importance / 3)
-        idle_days = max(0.0, (now - _ts(self.last_used_at)) / DAY)
-        retention = 0.5 ** (idle_days / stability)
-        return retention * (0.5 + self.importance / 10)
+        return strength(self.importance, self.uses, _ts(self.last_used_at), now)
 
     def to_dict(self, now: float | None = None) -> dict[str, Any]:
         data = self.model_dump(mode="json")
@@ -186,6 +190,9 @@ CREATE TABLE facts(
     kind TEXT NOT NULL,
     active INTEGER NOT NULL,
     fingerprint TEXT NOT NULL,
+    importance INTEGER NOT NULL,
+    uses INTEGER NOT NULL,
+    last_used REAL NOT NULL,
     record BLOB NOT NULL
 );
 CREATE INDEX facts_fp ON facts(fingerprint);
@@ -303,8 +310,8 @@ class MemoryIndex:
                 conn.execute("ROLLBACK")
             raise
 
-    def wrote(self, fact: Fact, tip: str, stamp_before: str) -> None:
-        """Record a write this process just made under the writer lock.
+    def wrote(self, written: list[tuple[Fact, str]], stamp_before: str) -> None:
+        """Record writes (fact, new tip) this process just made under the writer lock.
 
         If the index was current before the write, the write is the only change since, so the
         row is updated in place and the new fingerprint stored: no rescan of the ref directory
@@ -319,7 +326,8 @@ class MemoryIndex:
                 known = dict(
                     conn.execute("SELECT key, value FROM meta WHERE key IN ('stamp','racy')")
                 )
-                self.add(conn, fact, tip)
+                for fact, tip in written:
+                    self.add(conn, fact, tip)
                 if known.get("stamp") == stamp_before:
                     after = refs_stamp(self.git_dir, MEMORY_DIR).encode()
                     conn.executemany(
@@ -350,8 +358,19 @@ class MemoryIndex:
     def add(conn: sqlite3.Connection, fact: Fact, tip: str) -> None:
         MemoryIndex._remove(conn, fact.id)
         cur = conn.execute(
-            "INSERT INTO facts(id, tip, kind, active, fingerprint, record) VALUES (?,?,?,?,?,?)",
-            (fact.id, tip, fact.kind, int(fact.active), fact.fingerprint, fact.model_dump_json()),
+            "INSERT INTO facts(id, tip, kind, active, fingerprint, importance, uses, last_used, "
+            "record) VALUES (?,?,?,?,?,?,?,?,?)",
+            (
+                fact.id,
+                tip,
+                fact.kind,
+                int(fact.active),
+                fact.fingerprint,
+                fact.importance,
+                fact.uses,
+                _ts(fact.last_used_at),
+                fact.model_dump_json(),
+            ),
         )
         conn.execute(
             "INSERT INTO fts(rowid, text, tags, kind) VALUES (?, ?, ?, ?)",
@@ -494,35 +513,50 @@ class Memory:
         from .index import plain_query
 
         match = plain_query(query)
-        if match is None:
+        words = [w for w in (match or "").split() if w.strip('"').casefold() not in _STOPWORDS]
+        if not words:
             raise InvalidInput("Recall needs at least one word to look for.")
-        # Any word may match (OR): a hint is useful when it shares the salient words.
-        terms = " OR ".join(match.split())
         pool = max(50, k * 10)
+        kind_sql = " AND f.kind = ?" if kind else ""
+        sql = (
+            "SELECT f.rowid, f.importance, f.uses, f.last_used, bm25(fts, 1.0, 0.6, 0.3) AS rank "
+            "FROM fts JOIN facts f ON f.rowid = fts.rowid WHERE fts MATCH ? AND f.active = 1"
+            + kind_sql
+            + " ORDER BY rank LIMIT ?"
+        )
 
-        def run(conn: sqlite3.Connection) -> list[tuple[bytes, float]]:
-            sql = (
-                "SELECT f.record, bm25(fts, 1.0, 0.6, 0.3) AS rank FROM fts JOIN facts f "
-                "ON f.rowid = fts.rowid WHERE fts MATCH ? AND f.active = 1"
-                + (" AND f.kind = ?" if kind else "")
-                + " ORDER BY rank LIMIT ?"
-            )
-            args: tuple[Any, ...] = (terms, kind, pool) if kind else (terms, pool)
-            return conn.execute(sql, args).fetchall()  # type: ignore[no-any-return]
+        def run(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
+            # Every word first (selective, so fast at any size); if that finds too few, any word:
+            # a hint is still useful when it shares the salient words.
+            found: list[tuple[Any, ...]] = []
+            for terms in (" ".join(words), " OR ".join(words)):
+                args: tuple[Any, ...] = (terms, kind, pool) if kind else (terms, pool)
+                found = conn.execute(sql, args).fetchall()
+                if len(found) >= k or len(words) == 1:
+                    break
+            return found
 
         rows = self.index.run(run)
         if not rows:
             return []
         now = self.clock()
-        best = -min(r[1] for r in rows) or 1.0
-        hits = []
-        for record, rank in rows:
-            fact = Fact.model_validate_json(record)
+        best = -min(r[4] for r in rows) or 1.0
+        scored = []
+        for rowid, importance, uses, last_used, rank in rows:
             relevance = (-rank) / best
-            strength = fact.strength(now)
-            hits.append(Hit(fact, relevance * (0.4 + strength), relevance, strength))
-        hits.sort(key=lambda h: (-h.score, h.fact.id))
-        hits = hits[:k]
+            power = strength(importance, uses, last_used, now)
+            scored.append((relevance * (0.4 + power), relevance, power, rowid))
+        scored.sort(key=lambda item: (-item[0], item[3]))
+        top = scored[:k]
+        records = dict(
+            self.index.run(
+                lambda conn: conn.execute(
+                    f"SELECT rowid, record FROM facts WHERE rowid IN ({','.join('?' * len(top))})",
+                    [t[3] for t in top],
+                ).fetchall()
+            )
+        )
+        hits = [Hit(Fact.model_validate_json(records[t[3]]), t[0], t[1], t[2]) for t in top]
         if reinforce:
             used = self._use([h.fact for h in hits], actor)
             hits = [
@@ -548,7 +582,7 @@ class Memory:
         tip = self.store.write(
             ref, files, message, self.ledger.author(actor), parents, expected_tip
         )
-        self.index.wrote(fact, tip, before)
+        self.index.wrote([(fact, tip)], before)
         return fact
 
     def remember(
@@ -739,6 +773,8 @@ class Memory:
                     lambda conn: conn.execute("SELECT fingerprint FROM facts").fetchall()
                 )
             }
+            before = refs_stamp(self.index.git_dir, MEMORY_DIR).encode()
+            written: list[tuple[Fact, str]] = []
             writer = BulkWriter(self.store)
             try:
                 now = self.clock()
@@ -771,11 +807,15 @@ class Memory:
                         tree, [], (name, email), when, f"remember {kind}: {_short(text)}\n"
                     )
                     writer.set_ref(MEMORY_PREFIX + fact.id, commit, None)
+                    written.append((fact, commit))
                     created += 1
-                writer.finish()
+                moved = set(writer.finish())
             except BaseException:
                 writer.abort()
                 raise
+            self.index.wrote(
+                [(f, tip) for f, tip in written if MEMORY_PREFIX + f.id not in moved], before
+            )
             self._evict(actor)
         return {"created": created, "duplicates": duplicates}
 
@@ -807,6 +847,13 @@ class Memory:
         return {"created": created, "reinforced": reinforced}
 
 
+# Words too common to say what a fact is about; dropped from recall queries.
+_STOPWORDS = frozenset(
+    "a an and are as at be but by for from has have how i in into is it its of on or that the "
+    "this to was we were what when where which who why will with you".split()
+)
+
+
 def _check_kind(kind: str) -> None:
     if kind not in FACT_KINDS:
         raise InvalidInput(f"Unknown kind '{kind[:30]}'. Use one of: {', '.join(FACT_KINDS)}.")
@@ -819,8 +866,7 @@ def _short(text: str, width: int = 60) -> str:
 
 def strength_curve(importance: int, uses: int, days: Iterable[float]) -> list[float]:
     """Strength after ``days`` idle, for docs and tests of the curve's shape."""
-    stability = BASE_STABILITY_DAYS * (2 ** min(uses, 12)) * (importance / 3)
-    return [0.5 ** (d / stability) * (0.5 + importance / 10) for d in days]
+    return [strength(importance, uses, 0.0, d * DAY) for d in days]
 
 
 __all__ = ["FACT_KINDS", "Fact", "Hit", "Memory", "fingerprint"]

@@ -86,7 +86,8 @@ def _tmux(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-def test_live_interactive_session_compacts_at_the_boundary(tmp_path: Path) -> None:
+@pytest.mark.parametrize("plugin", ["module", "full-plugin"])
+def test_live_interactive_session_compacts_at_the_boundary(tmp_path: Path, plugin: str) -> None:
     """The real Claude Code, interactive in tmux, against the stand-in model: the step that says
     task 1 is done and moves to task 2 is judged NEXT by the real `gitledger judge step`, the turn
     ends before its next request, Claude Code compacts (a summary request reaches the stand-in)
@@ -98,9 +99,15 @@ def test_live_interactive_session_compacts_at_the_boundary(tmp_path: Path) -> No
     from claude_harness import ClaudeSession, gitledger_shim
     from standin import Reply, StandIn, text, tool_use
 
-    # The plugin's PreCompact command hook, as hooks/claude-code/hooks/hooks.json has it.
-    pre_compact = {"type": "command", "command": "gitledger fuse save --hook", "timeout": 60}
-    mod = make_mod(tmp_path / "mod", {"PreCompact": [{"hooks": [pre_compact]}]})
+    if plugin == "module":
+        # Only the module, and a PreCompact command hook like the plugin's.
+        pre_compact = {"type": "command", "command": "gitledger fuse save --hook", "timeout": 60}
+        mod = make_mod(tmp_path / "mod", {"PreCompact": [{"hooks": [pre_compact]}]})
+        plugin_name = "gitledger-judge-test"
+    else:
+        # The plugin as shipped: its hooks.json names the module and the fuse hooks.
+        mod = ROOT / "hooks" / "claude-code"
+        plugin_name = json.loads((mod / ".claude-plugin" / "plugin.json").read_text())["name"]
     name = f"gljudge-{os.getpid()}"
     with StandIn() as server:
         session = ClaudeSession(
@@ -180,7 +187,7 @@ def test_live_interactive_session_compacts_at_the_boundary(tmp_path: Path) -> No
         kinds = [r.kind for r in server.requests if r.kind != "side"]
         log = debug.read_text(errors="replace") if debug.exists() else ""
         assert kinds[:4] == ["main", "main", "compact", "main"], (kinds, screen)
-        assert "$.turn.abort (gitledger-judge-test): cancelled turn" in log
+        assert f"$.turn.abort ({plugin_name}): cancelled turn" in log
         assert "Continue." in server.requests[-1].messages_text() or "Continue." in screen
         assert "Task 2 done." in screen
         # The compaction the module ran fired PreCompact: the fuse snapshot is in the ledger.

@@ -34,6 +34,7 @@ import json
 import os
 import re
 import shlex
+import sys
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
@@ -41,7 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidInput, NotFound
+from .errors import InvalidInput, LedgerError, NotFound
 from .transcripts import Event, ReadStats, read_events
 
 if TYPE_CHECKING:
@@ -102,6 +103,9 @@ class Snapshot:
     goal: str = ""
     goal_history: list[str] = field(default_factory=list)
     open_items: list[OpenItem] = field(default_factory=list)
+    done_items: list[str] = field(
+        default_factory=list
+    )  # finished todo/task items (accomplishments)
     constraints: list[str] = field(default_factory=list)
     decisions: list[str] = field(default_factory=list)
     pitfalls: list[str] = field(default_factory=list)
@@ -876,6 +880,8 @@ class Extractor:
             items = self.previous_items
         # in-progress first, then the rest in list order
         snap.open_items = sorted(items, key=lambda i: i.status not in {"in_progress", "active"})
+        finished = [*self.todos, *self.tasks.values()]
+        snap.done_items = [i.text for i in finished if i.status == "completed" and i.text][-10:]
         snap.constraints = self.constraints.values()
         snap.decisions = self.decisions.values()
         snap.pitfalls = self.pitfalls.values()
@@ -1437,6 +1443,7 @@ def save(
         commit = ledger.store.write(
             refname, files, message, ledger.author(actor), [tip] if tip else [], tip
         )
+    remember_snapshot(ledger, snap, session, actor=actor)
     return SavedSnapshot(
         session=session,
         commit=commit,
@@ -1448,6 +1455,33 @@ def save(
         time=int(time.time()),
         bytes=len(snapshot_json),
     )
+
+
+def snapshot_facts(snap: Snapshot) -> list[tuple[str, str]]:
+    """The snapshot split into per-fact memory entries: (kind, text)."""
+    facts = [("decision", d) for d in snap.decisions]
+    facts += [("pitfall", p) for p in snap.pitfalls]
+    facts += [("constraint", c) for c in snap.constraints]
+    facts += [("todo", item.text) for item in snap.open_items]
+    facts += [("accomplishment", text) for text in snap.done_items]
+    return facts
+
+
+def remember_snapshot(
+    ledger: Ledger, snap: Snapshot, session: str, *, actor: str | None = None
+) -> dict[str, int]:
+    """Remember the snapshot's facts (new ones only); memory is optional, so never raises."""
+    import sqlite3
+
+    from .memory import Memory
+
+    try:
+        return Memory(ledger).absorb(
+            snapshot_facts(snap), session=session, task=snap.task_id, actor=actor
+        )
+    except (LedgerError, sqlite3.Error, OSError) as exc:
+        sys.stderr.write(f"gitledger: memory not updated ({exc})\n")
+        return {"created": 0, "known": 0}
 
 
 def link(ledger: Ledger, session: str, task: str, *, actor: str | None = None) -> SavedSnapshot:

@@ -833,18 +833,39 @@ class Memory:
         task: str | None = None,
         actor: str | None = None,
     ) -> dict[str, int]:
-        """Remember (kind, text) pairs split out of a fuse snapshot; duplicates reinforce."""
-        created = reinforced = 0
+        """Remember (kind, text) pairs split out of a fuse snapshot.
+
+        Only facts not yet known are written: a snapshot carries its predecessor's facts forward,
+        and counting those again as uses would make every repeated compaction look like recall.
+        """
+        fresh: dict[str, tuple[str, str]] = {}
         for kind, text in facts:
             text = " ".join(text.split())[:MAX_FACT_BYTES]
-            if not text or kind not in FACT_KINDS:
-                continue
-            _fact, new = self.remember(
-                text, kind=kind, session=session, task=task, actor=actor, importance=3
+            if text and kind in FACT_KINDS:
+                fresh.setdefault(fingerprint(kind, text), (kind, text))
+        if not fresh:
+            return {"created": 0, "known": 0}
+        marks = ",".join("?" * len(fresh))
+        known = {
+            r[0]
+            for r in self.index.run(
+                lambda conn: conn.execute(
+                    f"SELECT fingerprint FROM facts WHERE fingerprint IN ({marks})", list(fresh)
+                ).fetchall()
             )
-            created += new
-            reinforced += not new
-        return {"created": created, "reinforced": reinforced}
+        }
+        task_id = None
+        if task:
+            try:
+                task_id = self.ledger.resolve(task)
+            except LedgerError:
+                task_id = None
+        created = 0
+        for fp, (kind, text) in fresh.items():
+            if fp not in known:
+                self.remember(text, kind=kind, session=session, task=task_id, actor=actor)
+                created += 1
+        return {"created": created, "known": len(fresh) - created}
 
 
 # Words too common to say what a fact is about; dropped from recall queries.

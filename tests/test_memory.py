@@ -218,3 +218,53 @@ def test_cli(isolated: Path) -> None:
     assert run("memory", "forget", "zzzzzzzz").exit_code == 1
     assert json.loads(run("memory", "config", "--capacity", "1", "--json").output)["capacity"] == 1
     assert json.loads(run("memory", "stats", "--json").output)["active"] == 1
+
+
+def test_fuse_snapshots_are_split_into_facts(ledger: Ledger, tmp_path: Path) -> None:
+    from gitledger import fuse
+
+    transcript = tmp_path / "session.jsonl"
+    lines = [
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": "Port the exporter to streaming. Never load the whole file into memory.",
+            },
+        },
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "text",
+                        "text": "I chose a generator pipeline because it keeps memory flat.",
+                    },
+                    {
+                        "type": "tool_use",
+                        "id": "t1",
+                        "name": "TodoWrite",
+                        "input": {
+                            "todos": [
+                                {"content": "Write the streaming reader", "status": "completed"},
+                                {"content": "Benchmark peak memory", "status": "pending"},
+                            ]
+                        },
+                    },
+                ],
+            },
+        },
+    ]
+    transcript.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
+    fuse.save(ledger, "sess-1", transcript)
+    memory = Memory(ledger)
+    facts = {(f.kind, f.text) for f in memory.list(limit=None)}
+    kinds = {k for k, _ in facts}
+    assert {"todo", "accomplishment"} <= kinds, facts
+    assert any("generator pipeline" in t for _, t in facts) or any(k == "constraint" for k in kinds)
+    before = memory.stats()["active"]
+    fuse.save(ledger, "sess-1", transcript)  # the same snapshot again adds and reinforces nothing
+    assert memory.stats()["active"] == before
+    assert all(f.uses == 0 for f in memory.list(limit=None))
+    assert all(f.source_session == "sess-1" for f in memory.list(limit=None))

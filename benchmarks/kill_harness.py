@@ -85,7 +85,8 @@ class KillReport:
     keyed_duplicates: int = 0  # a keyed create that gave two tasks when retried: must be 0
     failures_without_kill: int = 0  # a command that was not killed and still failed
     failure_messages: list[str] = field(default_factory=list)
-    stale_locks_seen: int = 0  # kills after which a <ref>.lock was left behind
+    stale_locks_left_by_kills: int = 0  # killed updates that left their task's <ref>.lock
+    attempts_on_stale_lock: int = 0  # later updates that met such a lock (they fail)
     stale_locks_at_end: int = 0
     repair_removed: int = 0
     temp_objects_left: int = 0
@@ -247,15 +248,18 @@ def run_kills(
                 # The machine's load changes; aim by how long recent commands took to finish.
                 recent = completed[-25:]
                 aim = statistics.median(recent) if len(recent) >= 5 else duration
+            lock = ledger / TASKS_DIR / f"{attempt.target}.lock" if attempt.target else None
+            had_lock = lock is not None and lock.exists()
             elapsed = run_one(attempt, ledger, aim, rng)
-            stale = attempt.target is not None and (ledger / TASKS_DIR / f"{attempt.target}.lock")
             with guard:
                 if not attempt.killed and attempt.returncode == 0:
                     completed.append(elapsed)
                 attempts.append(attempt)
                 report.kills += attempt.killed
-                if attempt.killed and stale and stale.exists():
-                    report.stale_locks_seen += 1
+                if attempt.killed and lock is not None and lock.exists() and not had_lock:
+                    report.stale_locks_left_by_kills += 1
+                if had_lock and not attempt.killed:
+                    report.attempts_on_stale_lock += 1
                 if attempt.error and not attempt.killed:
                     report.failures_without_kill += 1
                     if len(report.failure_messages) < 5:

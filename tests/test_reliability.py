@@ -80,7 +80,8 @@ def test_sigkill_loses_no_acknowledged_write(tmp_path: Path) -> None:
     if report.stale_locks_at_end == 0:
         assert report.next_command_ok, report.failure_messages
         assert report.failures_without_kill == 0, report.failure_messages
-    else:  # a kill inside libgit2's ref write: 'gitledger repair' must clear it
+    else:  # a kill inside libgit2's ref write left a lock: only that, and repair clears it
+        assert all("lock" in message for message in report.failure_messages), report
         assert report.repair_removed == report.stale_locks_at_end
 
 
@@ -112,6 +113,28 @@ def test_stale_ref_lock_error_names_the_fix(ledger: Ledger) -> None:
     result = invoke("task", "update", task.id, "--note", "blocked")
     assert result.exit_code == 1
     assert "gitledger repair" in result.output
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="core bug: create writes the task ref, then the idempotency-key ref; a kill between "
+    "the two leaves a task the key does not name, and the caller's retry makes a second task",
+)
+def test_a_keyed_create_killed_before_its_key_was_written_is_not_duplicated_by_the_retry(
+    ledger: Ledger, cli: Any
+) -> None:
+    first = json.loads(cli("task", "create", "ship", "--idempotency-key", "K", "--json").stdout)
+    # The state SIGKILL leaves when it lands after the task's ref moved and before the key's did
+    # (the harness hits this window rarely; here it is made exactly).
+    for ref in all_refs(ledger.path):
+        if ref.startswith("refs/gitledger/keys/"):
+            subprocess.run(
+                ["git", "--git-dir", str(ledger.path), "update-ref", "-d", ref], check=True
+            )
+    retry = cli("task", "create", "ship", "--idempotency-key", "K", "--json")
+    assert retry.returncode == 0, retry.stderr
+    assert json.loads(retry.stdout)["id"] == first["id"]
+    assert [t.id for t in ledger.tasks() if t.idempotency_key == "K"] == [first["id"]]
 
 
 # --- racing writers -------------------------------------------------------------------------------

@@ -813,7 +813,12 @@ class Server:
         import mcp_types as types
         from mcp.server.lowlevel import Server as LowLevelServer
 
-        from . import __version__
+        try:
+            from importlib.metadata import version
+
+            server_version = version("gitledger")
+        except Exception:  # noqa: BLE001 - run from a source tree without metadata
+            server_version = "0"
 
         tools = self.mcp_tools()
 
@@ -862,7 +867,7 @@ class Server:
 
         return LowLevelServer(
             SERVER_NAME,
-            version=__version__,
+            version=server_version,
             instructions=INSTRUCTIONS,
             on_list_tools=list_tools,
             on_call_tool=call_tool,

@@ -971,7 +971,7 @@ def _shown_elsewhere(request: str, snap: Snapshot) -> bool:
     return bool(sentences) and all(x in kept for x in sentences)
 
 
-def _sections(snap: Snapshot, task_lines: list[str]) -> list[_Section]:
+def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_Section]:
     items = []
     for item in snap.open_items:
         mark = {"in_progress": "[doing] ", "active": "[doing] ", "blocked": "[blocked] "}.get(
@@ -1051,6 +1051,15 @@ def _sections(snap: Snapshot, task_lines: list[str]) -> list[_Section]:
             0,
             "earlier goals",
         ),
+        # Memory is a hint, never the task line: last, labelled, and the first to go.
+        _Section(
+            "hints",
+            "HINTS FROM MEMORY (may be stale; the lines above win):",
+            "HINTS:",
+            [clean(h) for h in hints],
+            0,
+            "hints",
+        ),
     ]
 
 
@@ -1072,10 +1081,11 @@ def render(
     *,
     trigger: str = "",
     task_lines: list[str] | None = None,
+    hints: list[str] | None = None,
 ) -> str:
     """The snapshot as text in at most ``budget`` UTF-8 bytes (see the module docstring)."""
     check_budget(budget)
-    return _Packer(snap, budget, trigger, task_lines).pack()
+    return _Packer(snap, budget, trigger, task_lines, hints or []).pack()
 
 
 class _Packer:
@@ -1085,12 +1095,19 @@ class _Packer:
     STEP = 24
 
     def __init__(
-        self, snap: Snapshot, budget: int, trigger: str, task_lines: list[str] | None
+        self,
+        snap: Snapshot,
+        budget: int,
+        trigger: str,
+        task_lines: list[str] | None,
+        hints: list[str],
     ) -> None:
         self.snap = snap
         self.budget = budget
         self.small = budget < SMALL_BUDGET
-        self.sections = _sections(snap, task_lines if task_lines is not None else snap.task_state)
+        self.sections = _sections(
+            snap, task_lines if task_lines is not None else snap.task_state, hints
+        )
         self.header = _header(snap, budget, trigger)
         self.goal = clean(snap.goal) or "(no request recorded yet)"
         self.lengths = [[0] * len(s.items) for s in self.sections]
@@ -1543,7 +1560,26 @@ def restore_text(
             lines = task_lines(ledger, ledger.resolve(saved.snapshot.task_id), budget=budget // 4)
         except Exception:  # noqa: BLE001 - fall back to the state saved with the snapshot
             lines = saved.snapshot.task_state
-    return render(saved.snapshot, budget, trigger=saved.trigger, task_lines=lines), saved
+    text = render(
+        saved.snapshot,
+        budget,
+        trigger=saved.trigger,
+        task_lines=lines,
+        hints=memory_hints(ledger, saved.snapshot),
+    )
+    return text, saved
+
+
+def memory_hints(ledger: Ledger, snap: Snapshot, k: int = 3) -> list[str]:
+    """Remembered facts related to the goal and open items that the snapshot does not already
+    hold (from other sessions, usually); empty when memory is missing or damaged."""
+    from .memory import Memory
+
+    query = " ".join([snap.goal, *(i.text for i in snap.open_items[:3])])
+    own = {_norm(x) for x in (*snap.decisions, *snap.pitfalls, *snap.constraints)}
+    own |= {_norm(i.text) for i in snap.open_items} | {_norm(x) for x in snap.done_items}
+    facts = Memory(ledger).hints(query, k=k + len(own))
+    return [f"{f.kind}: {f.text}" for f in facts if _norm(f.text) not in own][:k]
 
 
 # --- hooks --------------------------------------------------------------------------------------

@@ -268,3 +268,31 @@ def test_fuse_snapshots_are_split_into_facts(ledger: Ledger, tmp_path: Path) -> 
     assert memory.stats()["active"] == before
     assert all(f.uses == 0 for f in memory.list(limit=None))
     assert all(f.source_session == "sess-1" for f in memory.list(limit=None))
+
+
+def test_fuse_restore_offers_hints_from_other_sessions_labelled(
+    ledger: Ledger, tmp_path: Path
+) -> None:
+    from gitledger import fuse
+
+    memory = Memory(ledger)
+    memory.remember("The exporter must stream: the nightly file is 40 GB", kind="constraint")
+    transcript = tmp_path / "s.jsonl"
+    transcript.write_text(
+        json.dumps(
+            {"type": "user", "message": {"role": "user", "content": "Fix the exporter crash"}}
+        )
+        + "\n"
+    )
+    fuse.save(ledger, "sess-2", transcript)
+    text, _ = fuse.restore_text(ledger, "sess-2", 6000)
+    assert "HINTS FROM MEMORY" in text
+    hint_part = text.split("HINTS FROM MEMORY", 1)[1]
+    assert "nightly file is 40 GB" in hint_part
+    assert text.index("Fix the exporter crash") < text.index("HINTS FROM MEMORY")
+    # a damaged memory index does not fail the restore
+    (ledger.path / "gitledger-memory.sqlite").write_bytes(b"garbage" * 50)
+    text2, _ = fuse.restore_text(ledger, "sess-2", 6000)
+    assert "Fix the exporter crash" in text2
+    small, _ = fuse.restore_text(ledger, "sess-2", 600)
+    assert len(small.encode()) <= 600 and "Fix the exporter crash" in small

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,64 @@ def test_codex_loads_the_config_with_tool_approvals(project: Path) -> None:
     data = json.loads(got.stdout)
     assert data["enabled"] is True
     assert data["transport"]["args"][-1] == "mcp"
+
+
+@pytest.mark.e2e
+def test_claude_code_calls_the_tools_against_a_scripted_model(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real Claude Code, a stand-in Messages API scripted to call two gitledger tools: the
+    task lands in the ledger, the tool results reach the model, and the tool list it was offered
+    is ours."""
+    claude = agent("claude")
+    monkeypatch.syspath_prepend(str(REPO / "tests" / "e2e"))
+    from claude_harness import ClaudeSession
+    from standin import StandIn, text, tool_use
+
+    with StandIn() as standin:
+        session = ClaudeSession(claude=claude, standin=standin, root=project.parent / "cc")
+        setup = subprocess.run(
+            [sys.executable, "-m", "gitledger", "mcp", "setup", "--write"],
+            cwd=project,
+            env=session.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert setup.returncode == 0, setup.stderr
+        # Claude Code connects MCP servers in the background; the model waits for them with a
+        # tool of Claude Code's own. Tool search off, so our tools are offered in full.
+        env = {**session.env, "ENABLE_TOOL_SEARCH": "false"}
+        standin.script(
+            [tool_use("WaitForMcpServers", {"servers": ["gitledger"]})],
+            [tool_use("mcp__gitledger__task_create", {"goal": "Ship it", "criteria": "CI green"})],
+            [tool_use("mcp__gitledger__task_update", {"id": "zzzzzzzz", "next": "x"})],
+            [text("Recorded.")],
+        )
+        done = subprocess.run(
+            [str(claude), "-p", "--output-format", "json", "--allowedTools", "mcp__gitledger",
+             "--", "Record the task"],
+            cwd=project, env=env, capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+
+        main = standin.of_kind("main")
+        offered = {t["name"] for t in main[-1].body["tools"]}
+        assert {f"mcp__gitledger__{n}" for n in ("task_create", "task_update", "prime")} <= offered
+        # What came back to the model from each call: the created task, then the error kind.
+        results = [
+            block
+            for request in main[1:]
+            for message in request.body["messages"]
+            if message.get("role") == "user" and isinstance(message.get("content"), list)
+            for block in message["content"]
+            if block.get("type") == "tool_result"
+        ]
+        seen = json.dumps(results)
+        assert "Ship it" in seen
+        assert "task_not_found" in seen
+
+    from gitledger.ledger import Ledger
+
+    tasks = Ledger.open(cwd=project).list_tasks()
+    assert [(t.goal, t.criteria) for t in tasks] == [("Ship it", "CI green")]

@@ -229,3 +229,17 @@ def test_the_entry_point_runs_the_server_process() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == ""
+
+
+def test_setup_pins_an_explicit_ledger_but_not_the_environment_one(
+    project: Path, tmp_path: Path
+) -> None:
+    team = tmp_path / "team-ledger"
+    assert invoke("--ledger", str(team), "mcp", "setup", "--project", "--write").exit_code == 0
+    entry = json.loads((project / ".mcp.json").read_text())["mcpServers"]["gitledger"]
+    assert entry["args"][-3:] == ["--ledger", str(team), "mcp"]
+    # GITLEDGER_DIR (set for every test) is this shell's choice, not the agent's: not pinned.
+    assert os.environ.get("GITLEDGER_DIR")
+    assert invoke("mcp", "setup", "--agent", "cursor", "--write").exit_code == 0
+    cursor = json.loads((Path.home() / ".cursor" / "mcp.json").read_text())
+    assert "--ledger" not in cursor["mcpServers"]["gitledger"]["args"]

@@ -113,12 +113,27 @@ class Plan:
         }
 
 
-def server_command() -> tuple[str, list[str]]:
-    """How an agent should start the server: the ``gitledger`` on PATH, else this Python."""
-    found = shutil.which("gitledger")
-    if found:
-        return "gitledger", ["mcp"]
-    return sys.executable, ["-m", "gitledger", "mcp"]
+def server_command(ledger: Path | None = None) -> tuple[str, list[str]]:
+    """How an agent should start the server: the ``gitledger`` on PATH, else this Python.
+
+    With ``ledger`` (setup was run with ``--ledger PATH``: a team ledger), the server is pinned to
+    it; otherwise it finds the ledger of the folder the agent starts it in.
+    """
+    pinned = ["--ledger", str(ledger.absolute())] if ledger is not None else []
+    if shutil.which("gitledger"):
+        return "gitledger", [*pinned, "mcp"]
+    return sys.executable, ["-m", "gitledger", *pinned, "mcp"]
+
+
+def explicit_ledger(ctx: click.Context) -> Path | None:
+    """The ledger given as ``--ledger`` on this command line (not one from GITLEDGER_DIR)."""
+    from click.core import ParameterSource
+
+    root = ctx.find_root()
+    if root.get_parameter_source("ledger_path") is not ParameterSource.COMMANDLINE:
+        return None
+    value = (root.obj or {}).get("ledger_path")
+    return Path(value) if value else None
 
 
 def project_root(start: Path | None = None) -> Path:
@@ -254,12 +269,12 @@ def merge_toml_config(before: str | None, where: Path, tables: str) -> str:
     return after
 
 
-def plan_setup(agent: str, project: bool, root: Path) -> Plan:
+def plan_setup(agent: str, project: bool, root: Path, ledger: Path | None = None) -> Plan:
     from ..mcp_server import read_only_tool_names
 
     path = config_path(agent, project, root)
     before = path.read_text(encoding="utf-8") if path.exists() else None
-    command, args = server_command()
+    command, args = server_command(ledger)
     if agent == "codex":
         tables = codex_tables(command, args, read_only_tool_names())
         return Plan(agent, path, before, merge_toml_config(before, path, tables), tables)
@@ -295,14 +310,17 @@ def write_plan(plan: Plan) -> None:
 )
 @click.option("--write", is_flag=True, help="Write the change (without it, only show it).")
 @json_option
-def setup_cmd(agent: str, project: bool, write: bool, as_json: bool) -> None:
+@click.pass_context
+def setup_cmd(ctx: click.Context, agent: str, project: bool, write: bool, as_json: bool) -> None:
     """Add the gitledger MCP server to an agent's configuration: preview, then --write.
 
     Idempotent, and only gitledger's own entry is touched. For Codex the read-only tools are
-    pre-approved and writes are left to your approval settings.
+    pre-approved and writes are left to your approval settings. 'gitledger --ledger PATH mcp
+    setup' pins the server to that ledger (a team ledger); otherwise the server uses the ledger
+    of the folder the agent starts it in.
     """
     with errors(as_json):
-        plan = plan_setup(agent, project, project_root())
+        plan = plan_setup(agent, project, project_root(), explicit_ledger(ctx))
         if write and plan.changed:
             write_plan(plan)
     if as_json:

@@ -52,6 +52,9 @@ STAGING_ROOT = "refs/gitledger-staging/"
 DEFAULT_REMOTE = "origin"
 MAX_ATTEMPTS = 8
 LEDGER_REFSPEC = "refs/gitledger/*:refs/gitledger/*"
+# Above this many refs to fetch, one wildcard refspec (libgit2 matches each advertised ref
+# against every refspec, so thousands of named refspecs cost more than the mirror).
+FETCH_BY_NAME_MAX = 500
 
 # phase ("fetch", "push"), done, total
 Progress = Callable[[str, int, int], None]
@@ -161,25 +164,18 @@ def _task_id(ref: str) -> str | None:
 # --- integrating fetched refs ------------------------------------------------------------------
 
 
-def _integrate(
-    ledger: Ledger, staging: str, report: SyncReport, only: str | None = None
-) -> dict[str, str]:
-    """Bring staged remote refs into the ledger (caller holds the ledger lock).
+def _integrate(ledger: Ledger, remote_tips: dict[str, str], report: SyncReport) -> None:
+    """Bring the remote's tips (their objects already fetched) into the ledger, under its lock.
 
     Every incoming tip is checked first (its objects re-hash, a task's record validates and names
-    its ref); if any fails, nothing moves and ``RemoteError`` says which. Returns the staged
-    (remote) tips by ledger ref name.
+    its ref); if any fails, nothing moves and ``RemoteError`` says which.
     """
     store = ledger.store
-    remote_tips: dict[str, str] = {}
+    local = dict(store.refs(LEDGER_PREFIX))
     plan: list[tuple[str, str | None, str, str]] = []  # ref, ours, theirs, action
     damaged: list[str] = []
-    for sref, theirs in store.refs(staging):
-        ref = LEDGER_PREFIX + sref[len(staging) :]
-        if only is not None and ref != only:
-            continue
-        remote_tips[ref] = theirs
-        ours = store.tip(ref)
+    for ref, theirs in sorted(remote_tips.items()):
+        ours = local.get(ref)
         if ours == theirs:
             continue
         try:
@@ -219,7 +215,6 @@ def _integrate(
             # A writer outside gitledger's lock moved it just now: leave it for the next round
             # (its push is planned from the tip as it is then, so nothing is lost).
             report.kept.append(ref)
-    return remote_tips
 
 
 def _merge_ref(
@@ -253,13 +248,37 @@ def _merge_ref(
 
 def _fetch(
     ledger: Ledger, url: str, staging: str, progress: Progress | None, only: list[str] | None = None
-) -> int:
-    if _is_bundle(url):
-        gitstore.fetch_bundle(ledger.store, gitstore.local_path(url), staging)
-        return 0
+) -> tuple[int, dict[str, str]]:
+    """Fetch what the remote has and this ledger lacks; returns objects received and remote tips.
+
+    The remote is listed first and only refs whose tip object is missing here are fetched, by name
+    when they are few: a full mirror into staging rewrote every staged ref (10,000 loose-ref
+    writes on the first sync after a backup), and libgit2 negotiates no faster for a wildcard.
+    """
+    store = ledger.store
+
+    def staged_tips(refs: list[str] | None) -> dict[str, str]:
+        found = {LEDGER_PREFIX + name[len(staging) :]: tip for name, tip in store.refs(staging)}
+        return found if refs is None else {r: found[r] for r in refs if r in found}
+
     callback = (lambda done, total: progress("fetch", done, total)) if progress else None
-    stats = gitstore.fetch_refs(ledger.store, url, staging, callback, only=only)
-    return stats.objects
+    if _is_bundle(url):
+        gitstore.fetch_bundle(store, gitstore.local_path(url), staging)
+        return 0, staged_tips(None)
+    if only is not None:
+        stats = gitstore.fetch_refs(store, url, staging, callback, only=only)
+        return stats.objects, staged_tips(only)
+    heads = gitstore.list_remote_refs(store, url)
+    missing = [ref for ref, oid in heads.items() if not gitstore.has_object(store, oid)]
+    if not missing:
+        return 0, heads
+    if len(missing) > FETCH_BY_NAME_MAX:
+        stats = gitstore.fetch_refs(store, url, staging, callback)
+        return stats.objects, staged_tips(None)
+    stats = gitstore.fetch_refs(store, url, staging, callback, only=missing)
+    # A ref that moved on between the listing and the fetch: take the tip that actually arrived.
+    heads.update(staged_tips(missing))
+    return stats.objects, heads
 
 
 def _push_plan(
@@ -325,9 +344,10 @@ def sync(
     _check_local(url, create=push)
     for attempt in range(1, MAX_ATTEMPTS + 1):
         report.attempts = attempt
-        report.fetched_objects += _fetch(ledger, url, staging, progress)
+        received, remote_tips = _fetch(ledger, url, staging, progress)
+        report.fetched_objects += received
         with ledger.store.lock():
-            remote_tips = _integrate(ledger, staging, report)
+            _integrate(ledger, remote_tips, report)
         if not push:
             break
         report.remote_ahead = []
@@ -417,9 +437,9 @@ def claim(ledger: Ledger, task_id: str, remote: str | None, *, actor: str | None
     staging = _staging(url)
     report = SyncReport(remote=gitstore.redact_url(url))
     for attempt in range(1, MAX_ATTEMPTS + 1):
-        _fetch(ledger, url, staging, None, only=[ref])
+        _received, remote_tips = _fetch(ledger, url, staging, None, only=[ref])
         with store.lock():
-            remote_tips = _integrate(ledger, staging, report, only=ref)
+            _integrate(ledger, remote_tips, report)
         before = store.tip(ref)
         task = ledger.claim(full, actor=actor)  # ClaimConflict if the remote's owner is another
         after = store.tip(ref)

@@ -611,8 +611,3 @@ def test_a_ref_deleted_on_the_remote_is_pushed_again(tmp_path: Path) -> None:
     assert report.pushed == [gone]
     assert git_refs(remote) == refs_of(ledger)
     assert sync.sync(ledger, str(remote)).quiet
-    assert len(_staged(ledger)) == len(refs_of(ledger))
-
-
-def _staged(ledger: Ledger) -> list[str]:
-    return [name for name, _ in ledger.store.refs(sync.STAGING_ROOT)]

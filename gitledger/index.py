@@ -45,6 +45,7 @@ import sqlite3
 import threading
 import time
 import weakref
+import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -80,7 +81,7 @@ from .model import (
 if TYPE_CHECKING:
     from .ledger import Ledger
 
-SCHEMA_VERSION = 2  # 2: rollback journal instead of WAL
+SCHEMA_VERSION = 3  # 2: rollback journal instead of WAL; 3: records zlib-compressed
 INDEX_FILE = "gitledger-index.sqlite"
 TASKS_DIR = "refs/gitledger/tasks"
 TASKS_PREFIX = TASKS_DIR + "/"
@@ -465,7 +466,7 @@ class Index:
                     t.created_at,
                     t.updated_at,
                     t.goal,
-                    raw,
+                    zlib.compress(raw, 6),
                 )
                 for n, (task_id, tip, t, raw) in enumerate(rows)
             ],
@@ -564,7 +565,10 @@ class Index:
     # --- queries ------------------------------------------------------------------------------
 
     def _decode(self, rows: Iterable[tuple[str, bytes]]) -> list[Task]:
-        return [decode_record(raw, where=TASKS_PREFIX + task_id) for task_id, raw in rows]
+        return [
+            decode_record(zlib.decompress(raw), where=TASKS_PREFIX + task_id)
+            for task_id, raw in rows
+        ]
 
     def problems(self) -> list[tuple[str, str]]:
         return self._guarded(  # type: ignore[no-any-return]
@@ -686,7 +690,9 @@ class Index:
             }
             return [
                 SearchHit(
-                    decode_record(records[r][1], where=TASKS_PREFIX + records[r][0]),
+                    decode_record(
+                        zlib.decompress(records[r][1]), where=TASKS_PREFIX + records[r][0]
+                    ),
                     float(score),
                     " ".join(str(snippets.get(r, "")).split()),
                 )

@@ -1,6 +1,7 @@
 """Kill gitledger writers with SIGKILL at random moments, race 16 writers, and count what was lost.
 
-    python benchmarks/kill_harness.py kills [--kills 500] [--seed N] [--fsync-share 0.25] [--json FILE]
+    python benchmarks/kill_harness.py kills [--kills 500] [--parallel 2] [--seed N]
+                                            [--fsync-share 0.25] [--json FILE]
     python benchmarks/kill_harness.py race [--workers 16] [--tasks 50] [--ops 40] [--json FILE]
 
 ``kills``: each round starts ``gitledger task create`` (a third with ``--idempotency-key``) or
@@ -20,8 +21,9 @@ whether the next write got past them and whether ``gitledger repair`` removed th
 ``race``: ``--workers`` processes (each a Python process using the gitledger API, so that each
 operation is one write and not one interpreter start-up) add notes to and claim ``--tasks``
 tasks at once; a tenth of the tasks are claim targets that every worker tries to claim. Then: no
-acknowledged note missing or doubled, exactly one winner per claim, the owner is the winner, and
-``verify`` passes.
+acknowledged note missing or doubled, exactly one winner per claim, the owner is the winner,
+``verify`` passes, and ``task list`` (served by the derived SQLite index) shows every task at the
+version its ref holds. The kill run checks the index the same way.
 
 Both print their figures (attempts, acknowledgements, kills, writes lost, failures, peak child
 memory) and with ``--json`` write them. ``tests/test_reliability.py`` runs both small.
@@ -92,6 +94,7 @@ class KillReport:
     temp_objects_left: int = 0
     verify_ok: bool = False
     verify_problems: list[str] = field(default_factory=list)
+    index_mismatches: int = -1  # tasks the listing shows at another version than the refs
     next_command_ok: bool = False
     by_mode: dict[str, dict[str, int]] = field(default_factory=dict)
     median_command_ms: float = 0.0
@@ -361,10 +364,25 @@ def check(ledger: Path, attempts: list[Attempt], report: KillReport, target_ids:
         mode["kills"] += a.killed
         mode["acked"] += a.acked
         mode["unacked_landed"] += (not a.acked) and landed
+    report.index_mismatches = index_mismatches(ledger)
     if report.stale_locks_at_end:
         repair = gitledger(ledger, "repair", "--older-than", "0", "--json")
         if repair.returncode == 0:
             report.repair_removed = len(json.loads(repair.stdout)["removed"])
+
+
+def index_mismatches(ledger: Path) -> int:
+    """Tasks whose version in ``task list`` (served by the derived index) differs from the refs."""
+    from gitledger.ledger import TASKS_PREFIX, Ledger
+
+    led = Ledger.open(ledger)
+    truth = {
+        name[len(TASKS_PREFIX) :]: led.show(name[len(TASKS_PREFIX) :]).version
+        for name, _tip in led.store.refs(TASKS_PREFIX)
+    }
+    listed = gitledger(ledger, "task", "list", "--limit", "10000000", "--json")
+    seen = {t["id"]: t["version"] for t in json.loads(listed.stdout)}
+    return sum(1 for k in truth.keys() | seen.keys() if truth.get(k) != seen.get(k))
 
 
 # --- the race ------------------------------------------------------------------------------------
@@ -413,6 +431,7 @@ class RaceReport:
     worker_failures: int = 0
     failure_messages: list[str] = field(default_factory=list)
     verify_ok: bool = False
+    index_mismatches: int = -1
     seconds: float = 0.0
     writes_per_second: float = 0.0
     peak_child_rss_mb: float = 0.0
@@ -483,6 +502,7 @@ def run_race(
     report.writes_per_second = round(writes / report.seconds, 1) if report.seconds else 0.0
     verify = gitledger(ledger, "verify", "--json")
     report.verify_ok = verify.returncode == 0 and json.loads(verify.stdout)["ok"]
+    report.index_mismatches = index_mismatches(ledger)
     report.peak_child_rss_mb = round(
         resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
     )
@@ -532,6 +552,7 @@ def main(argv: list[str] | None = None) -> int:
             _print("kill harness", data)
             bad = report.lost or report.duplicated or report.keyed_duplicates
             bad = bad or not report.verify_ok or not report.next_command_ok
+            bad = bad or report.index_mismatches != 0
         else:
             race = run_race(
                 ledger, workers=args.workers, tasks=args.tasks, ops=args.ops, seed=args.seed
@@ -540,6 +561,7 @@ def main(argv: list[str] | None = None) -> int:
             _print("race", data)
             bad = race.notes_lost or race.notes_duplicated or race.claim_tasks_without_one_winner
             bad = bad or race.owner_mismatches or race.worker_failures or not race.verify_ok
+            bad = bad or race.index_mismatches != 0
     if args.json_file:
         args.json_file.write_text(json.dumps(data, indent=2) + "\n")
     return 1 if bad else 0

@@ -72,6 +72,7 @@ def test_sigkill_loses_no_acknowledged_write(tmp_path: Path) -> None:
     assert report.duplicated == 0, report
     assert report.keyed_duplicates == 0, report
     assert report.verify_ok, report.verify_problems
+    assert report.index_mismatches == 0
     # Every write acknowledged is there; some were killed after writing and before saying so.
     assert report.acked > 0
     assert report.acked + report.unacked_landed + report.unacked_absent + report.keyed_retries == (
@@ -153,6 +154,7 @@ def test_sixteen_writers_lose_nothing_and_each_claim_has_one_winner(tmp_path: Pa
     assert report.claim_tasks_without_one_winner == 0
     assert report.owner_mismatches == 0
     assert report.verify_ok
+    assert report.index_mismatches == 0
 
 
 def test_racing_cli_claims_have_one_winner(ledger: Ledger, isolated: Path) -> None:

@@ -499,7 +499,7 @@ def _recall(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def _memory_list(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
-    facts = srv.memory().list(
+    facts = srv.memory().list_facts(
         active=not a.get("forgotten", False), kind=a.get("kind"), limit=a.get("limit", 50)
     )
     return {"facts": [_fact(srv, f) for f in facts]}

@@ -92,7 +92,7 @@ def strength(importance: int, uses: int, last_used: float, now: float) -> float:
     """Retention on a spacing curve, scaled by importance (see the module docstring)."""
     stability = BASE_STABILITY_DAYS * (2 ** min(uses, 12)) * (importance / 3)
     idle_days = max(0.0, (now - last_used) / DAY)
-    return 0.5 ** (idle_days / stability) * (0.5 + importance / 10)
+    return float(0.5 ** (idle_days / stability) * (0.5 + importance / 10))
 
 
 def fingerprint(kind: str, text: str) -> str:
@@ -446,7 +446,7 @@ class Memory:
             )
         if len(ids) > 1:
             raise AmbiguousId(wanted, ids)
-        return ids[0]
+        return str(ids[0])
 
     def get(self, fact_id: str) -> Fact:
         full = self.resolve(fact_id)
@@ -455,7 +455,7 @@ class Memory:
             raise FactNotFound(f"No fact {full}.")
         return _decode(self.store.read_files(tip, FACT_FILES)["fact.json"], MEMORY_PREFIX + full)
 
-    def list(
+    def list_facts(
         self,
         *,
         active: bool | None = True,
@@ -463,7 +463,8 @@ class Memory:
         limit: int | None = 50,
         offset: int = 0,
     ) -> list[Fact]:
-        clauses, args = [], []
+        clauses: list[str] = []
+        args: list[Any] = []
         if active is not None:
             clauses.append("active = ?")
             args.append(int(active))

@@ -259,15 +259,15 @@ def test_fuse_snapshots_are_split_into_facts(ledger: Ledger, tmp_path: Path) -> 
     transcript.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     fuse.save(ledger, "sess-1", transcript)
     memory = Memory(ledger)
-    facts = {(f.kind, f.text) for f in memory.list(limit=None)}
+    facts = {(f.kind, f.text) for f in memory.list_facts(limit=None)}
     kinds = {k for k, _ in facts}
     assert {"todo", "accomplishment"} <= kinds, facts
     assert any("generator pipeline" in t for _, t in facts) or any(k == "constraint" for k in kinds)
     before = memory.stats()["active"]
     fuse.save(ledger, "sess-1", transcript)  # the same snapshot again adds and reinforces nothing
     assert memory.stats()["active"] == before
-    assert all(f.uses == 0 for f in memory.list(limit=None))
-    assert all(f.source_session == "sess-1" for f in memory.list(limit=None))
+    assert all(f.uses == 0 for f in memory.list_facts(limit=None))
+    assert all(f.source_session == "sess-1" for f in memory.list_facts(limit=None))
 
 
 def test_fuse_restore_offers_hints_from_other_sessions_labelled(

@@ -128,7 +128,7 @@ def list_cmd(
     active: bool | None = None if show_all else not forgotten
     with errors(as_json):
         memory = _memory(ctx)
-        facts = memory.list(active=active, kind=kind, limit=limit)
+        facts = memory.list_facts(active=active, kind=kind, limit=limit)
         now = memory.clock()
     if as_json:
         print_json([f.to_dict(now) for f in facts])
@@ -229,7 +229,7 @@ def import_cmd(ctx: click.Context, file: Any, as_json: bool) -> None:
                 continue
             try:
                 rows.append(json.loads(line))
-            except ValueError as exc:
+            except json.JSONDecodeError as exc:
                 raise InvalidInput(f"Line {n} is not JSON ({exc.msg}).") from exc
         result = _memory(ctx).import_facts(rows, actor=actor_of(ctx))
     if as_json:

@@ -17,12 +17,18 @@ import os
 import subprocess
 from pathlib import Path
 
+import e2e_fixtures
 import pytest
 import scenario
 from claude_harness import PLUGIN_DIR, ClaudeSession, gitledger_shim, missing
 from standin import Reply, Request, text, tool_use
 
 pytestmark = pytest.mark.e2e
+
+# The shared fixtures, by name (see e2e_fixtures.py for why they are not in a conftest.py).
+claude_bin = e2e_fixtures.claude_bin
+standin = e2e_fixtures.standin
+session = e2e_fixtures.session
 
 
 def gitledger(session: ClaudeSession, *args: str) -> subprocess.CompletedProcess[str]:

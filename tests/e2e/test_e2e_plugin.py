@@ -12,11 +12,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import e2e_fixtures
 import pytest
 from claude_harness import PLUGIN_DIR, ClaudeSession
 from standin import Reply, text
 
 pytestmark = pytest.mark.e2e
+
+# The shared fixtures, by name (see e2e_fixtures.py for why they are not in a conftest.py).
+claude_bin = e2e_fixtures.claude_bin
+standin = e2e_fixtures.standin
+session = e2e_fixtures.session
 
 
 def install_plugin(session: ClaudeSession) -> None:

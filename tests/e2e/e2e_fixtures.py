@@ -1,17 +1,17 @@
-"""Fixtures for the end-to-end tests: the pinned Claude Code binary, a stand-in API, a session."""
+"""Fixtures for the end-to-end tests: the pinned Claude Code binary, a stand-in API, a session.
+
+Test modules import them by name. They are not in a conftest.py: the suite's other tests import
+helpers with ``from conftest import ...``, and a second conftest module would shadow that name.
+"""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from claude_harness import ClaudeSession, find_claude  # noqa: E402
-from standin import StandIn  # noqa: E402
+from claude_harness import ClaudeSession, find_claude
+from standin import StandIn
 
 
 @pytest.fixture(scope="session")

@@ -67,7 +67,7 @@ CONFIG_REF = "refs/gitledger/config/memory"
 FORMAT_LINE = "gitledger-fact 1\n"
 FACT_FILES = ("FORMAT", "fact.json")
 INDEX_FILE = "gitledger-memory.sqlite"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MAX_FACT_BYTES = 4096
 DEFAULT_CAPACITY = 2000
 BASE_STABILITY_DAYS = 3.0
@@ -348,10 +348,11 @@ class MemoryIndex:
         if row is None:
             return
         old = Fact.model_validate_json(row[1])
-        conn.execute(
-            "INSERT INTO fts(fts, rowid, text, tags, kind) VALUES ('delete', ?, ?, ?, ?)",
-            (row[0], old.text, " ".join(old.tags), old.kind),
-        )
+        if old.active:
+            conn.execute(
+                "INSERT INTO fts(fts, rowid, text, tags, kind) VALUES ('delete', ?, ?, ?, ?)",
+                (row[0], old.text, " ".join(old.tags), old.kind),
+            )
         conn.execute("DELETE FROM facts WHERE rowid = ?", (row[0],))
 
     @staticmethod
@@ -372,10 +373,13 @@ class MemoryIndex:
                 fact.model_dump_json(),
             ),
         )
-        conn.execute(
-            "INSERT INTO fts(rowid, text, tags, kind) VALUES (?, ?, ?, ?)",
-            (cur.lastrowid, fact.text, " ".join(fact.tags), fact.kind),
-        )
+        # Only active facts are searchable: recall then needs no join to filter, and FTS5 can
+        # stop at the best-ranked rows (ORDER BY rank LIMIT) instead of ranking every match.
+        if fact.active:
+            conn.execute(
+                "INSERT INTO fts(rowid, text, tags, kind) VALUES (?, ?, ?, ?)",
+                (cur.lastrowid, fact.text, " ".join(fact.tags), fact.kind),
+            )
 
 
 class Memory:
@@ -518,24 +522,32 @@ class Memory:
         if not words:
             raise InvalidInput("Recall needs at least one word to look for.")
         pool = max(50, k * 10)
-        kind_sql = " AND f.kind = ?" if kind else ""
         sql = (
-            "SELECT f.rowid, f.importance, f.uses, f.last_used, bm25(fts, 1.0, 0.6, 0.3) AS rank "
-            "FROM fts JOIN facts f ON f.rowid = fts.rowid WHERE fts MATCH ? AND f.active = 1"
-            + kind_sql
-            + " ORDER BY rank LIMIT ?"
+            "SELECT f.rowid, f.importance, f.uses, f.last_used, m.rank FROM "
+            "(SELECT rowid, bm25(fts, 1.0, 0.6, 0.3) AS rank FROM fts WHERE fts MATCH ? "
+            "ORDER BY rank LIMIT ?) AS m JOIN facts f ON f.rowid = m.rowid"
         )
+        only_kind = f' AND kind:"{kind}"' if kind else ""
 
         def run(conn: sqlite3.Connection) -> list[tuple[Any, ...]]:
-            # Every word first (selective, so fast at any size); if that finds too few, any word:
-            # a hint is still useful when it shares the salient words.
-            found: list[tuple[Any, ...]] = []
-            for terms in (" ".join(words), " OR ".join(words)):
-                args: tuple[Any, ...] = (terms, kind, pool) if kind else (terms, pool)
-                found = conn.execute(sql, args).fetchall()
-                if len(found) >= k or len(words) == 1:
+            # Every word first: selective, so a few milliseconds at any size. If nothing has them
+            # all, every word but one (still selective); only then any word, which ranks every
+            # fact sharing a word (150 ms at 100,000 facts) but still finds a useful hint.
+            tiers = [[" ".join(words)]]
+            if len(words) > 2:
+                tiers.append([" ".join(words[:i] + words[i + 1 :]) for i in range(len(words))])
+            tiers.append([" OR ".join(words)])
+            found: dict[int, tuple[Any, ...]] = {}
+            for tier in tiers:
+                for terms in tier:
+                    for row in conn.execute(sql, (f"({terms}){only_kind}", pool)):
+                        if row[0] not in found or row[4] < found[row[0]][4]:
+                            found[row[0]] = row
+                    if len(found) >= k:
+                        break
+                if found:
                     break
-            return found
+            return list(found.values())
 
         rows = self.index.run(run)
         if not rows:

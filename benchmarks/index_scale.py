@@ -232,6 +232,7 @@ def measure(size: int, repeat: int, work: Path) -> dict[str, Any]:
             raise SystemExit("the fetched task was not found by the first command after fetch")
         time.sleep(2.2)
     result["after_fetch_s"] = statistics.median(firsts)
+    result["in_process_ms"] = in_process(ledger, word)
     index = ledger / "gitledger-index.sqlite"
     result["index_bytes"] = sum(
         Path(f"{index}{s}").stat().st_size for s in ("", "-wal") if Path(f"{index}{s}").exists()
@@ -239,12 +240,47 @@ def measure(size: int, repeat: int, work: Path) -> dict[str, Any]:
     return result
 
 
+def in_process(ledger_path: Path, word: str, repeat: int = 21) -> dict[str, float]:
+    """The index's own work, in one process after start-up: median milliseconds per call."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from gitledger.index import ledger_index
+    from gitledger.ledger import Ledger
+
+    ledger = Ledger.open(ledger_path)
+    some = ledger.inbox(1)[0].id
+    idx = ledger_index(ledger)
+    assert idx is not None
+    calls = {
+        "refresh_nothing_moved": idx.refresh,
+        "inbox10": lambda: ledger.inbox(10),
+        "ready10": lambda: ledger.ready(10),
+        "search20": lambda: ledger.search(word, 20),
+        "list50": lambda: ledger.list_tasks(limit=50),
+        "resolve_and_show": lambda: ledger.show(some[:8]),
+    }
+    out: dict[str, float] = {}
+    for name, call in calls.items():
+        times = []
+        for _ in range(repeat):
+            started = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - started)
+        out[name] = statistics.median(times) * 1000
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--json", dest="json_file", type=Path)
+    parser.add_argument(
+        "--in-process", type=Path, metavar="LEDGER", help="Only time the index's calls on LEDGER."
+    )
     args = parser.parse_args()
+    if args.in_process:
+        print(json.dumps(in_process(args.in_process, "canary"), indent=2))
+        return
     results = []
     for size in (int(s) for s in args.sizes.split(",")):
         with tempfile.TemporaryDirectory(prefix="gitledger-index-scale-") as tmp:

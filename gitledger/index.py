@@ -1098,6 +1098,8 @@ def _parse_line(text: str, lineno: int, at: str, actor: str, stamp: str) -> tupl
             f"{where} is not JSON ({exc.msg}); each line must be one task as "
             f"'gitledger task show --json' prints it."
         ) from exc
+    except RecursionError as exc:
+        raise InvalidInput(f"{where} nests JSON too deeply to read.") from exc
     if not isinstance(raw, dict):
         raise InvalidInput(f"{where} is not a JSON object; each line must be one task.")
     for key in _IGNORED_KEYS:

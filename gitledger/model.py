@@ -241,7 +241,7 @@ def encode_record(task: Task) -> bytes:
 def decode_record(data: bytes, *, where: str) -> Task:
     try:
         raw = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise CorruptRecord(f"{where}: task.json is not valid JSON ({exc}).") from exc
     try:
         return Task.model_validate(raw)

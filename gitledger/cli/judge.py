@@ -27,7 +27,7 @@ def _payload() -> dict[str, Any]:
         return {}
     try:
         value = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
         raise InvalidInput(
             f"The hook payload on stdin is not JSON ({exc}). Pass --transcript PATH instead."
         ) from exc

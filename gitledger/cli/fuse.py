@@ -102,9 +102,8 @@ def save_cmd(
 
     hook = hook or transcript is None
     payload = _payload(hook)
-    path = transcript or (
-        Path(payload["transcript_path"]) if payload.get("transcript_path") else None
-    )
+    given = payload.get("transcript_path")  # a hostile payload may hold any JSON value here
+    path = transcript or (Path(given) if isinstance(given, str) and given else None)
     session = session or payload.get("session_id") or (path.stem if path else None)
     trigger = trigger or payload.get("trigger") or ("auto" if hook and payload else "manual")
     if hook:

@@ -1589,7 +1589,7 @@ def read_hook_payload(raw: str) -> dict[str, Any]:
     """The JSON object a hook gets on stdin; anything else is an empty payload."""
     try:
         value = json.loads(raw) if raw.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):  # deeply nested JSON exhausts the parser's stack
         return {}
     return value if isinstance(value, dict) else {}
 
@@ -1711,6 +1711,10 @@ def _parse_settings(path: Path, text: str) -> dict[str, Any]:
             f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}). "
             f"Fix it by hand; nothing was written."
         ) from exc
+    except RecursionError as exc:
+        raise InvalidInput(
+            f"{path} nests JSON too deeply to read. Fix it by hand; nothing was written."
+        ) from exc
     if not isinstance(value, dict):
         raise InvalidInput(
             f"{path} holds a JSON {type(value).__name__}, not an object; nothing was written."
@@ -1776,15 +1780,49 @@ def apply_setup(plan: SetupPlan) -> Path | None:
     """Write a plan: the old file is kept as ``<name>.bak``; returns the backup path, if any."""
     if not plan.changed:
         return None
-    plan.path.parent.mkdir(parents=True, exist_ok=True)
+    check_settings_writable(plan.path)
     backup = None
     if plan.path.exists():
         backup = plan.path.with_name(plan.path.name + ".bak")
-        backup.write_text(plan.before, encoding="utf-8")
-    tmp = plan.path.with_name(plan.path.name + ".gitledger-tmp")
-    tmp.write_text(plan.after, encoding="utf-8")
-    os.replace(tmp, plan.path)
+        try:
+            backup.write_text(plan.before, encoding="utf-8")
+        except OSError as exc:
+            raise InvalidInput(
+                f"Cannot write the backup {backup} ({exc.strerror}); nothing was written."
+            ) from exc
+    replace_settings_file(plan.path, plan.after)
     return backup
+
+
+def check_settings_writable(path: Path) -> None:
+    """Refuse a settings file the user made read-only: its mode says "do not edit", and an
+    atomic replace (which needs only the directory writable) would silently override it."""
+    target = path.resolve() if path.is_symlink() else path
+    if target.exists():
+        mode = target.stat().st_mode
+        if not os.access(target, os.W_OK) or not mode & 0o222:
+            raise InvalidInput(
+                f"{path} is read-only; nothing was written. Make it writable (chmod u+w) and "
+                f"run again, or add the entry by hand."
+            )
+
+
+def replace_settings_file(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (temporary file, then rename), keeping the file's
+    mode. A symlink (a settings file kept in a dotfiles repository) is written through: its
+    target is replaced and the link stays a link."""
+    check_settings_writable(path)
+    target = path.resolve() if path.is_symlink() else path
+    tmp = target.with_name(target.name + ".gitledger-tmp")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text, encoding="utf-8")
+        if target.exists():
+            os.chmod(tmp, target.stat().st_mode & 0o7777)
+        os.replace(tmp, target)  # a crash leaves the old file or the new one, never half of one
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InvalidInput(f"Cannot write {path} ({exc.strerror}); nothing was written.") from exc
 
 
 # --- the offline demo ---------------------------------------------------------------------------

@@ -176,6 +176,10 @@ def merge_json_config(before: str | None, where: Path, entry: dict[str, Any]) ->
                 f"{where} is not valid JSON ({exc.msg} at line {exc.lineno}); fix it by hand "
                 f"first, then run setup again."
             ) from exc
+        except RecursionError as exc:
+            raise InvalidInput(
+                f"{where} nests JSON too deeply to read; fix it by hand first."
+            ) from exc
         if not isinstance(data, dict):
             raise InvalidInput(f"{where} does not hold a JSON object; fix it by hand first.")
     servers = data.get("mcpServers")
@@ -241,6 +245,10 @@ def merge_toml_config(before: str | None, where: Path, tables: str) -> str:
             parser.loads(text)
         except parser.TOMLDecodeError as exc:
             raise InvalidInput(f"{where} is not valid TOML ({exc}); fix it by hand first.") from exc
+        except RecursionError as exc:
+            raise InvalidInput(
+                f"{where} nests TOML too deeply to read; fix it by hand first."
+            ) from exc
     kept: list[str] = []
     insert_at: int | None = None
     skipping = False
@@ -273,7 +281,10 @@ def plan_setup(agent: str, project: bool, root: Path, ledger: Path | None = None
     from ..mcp_server import read_only_tool_names
 
     path = config_path(agent, project, root)
-    before = path.read_text(encoding="utf-8") if path.exists() else None
+    try:
+        before = path.read_text(encoding="utf-8") if path.exists() else None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"Cannot read {path} ({exc}); fix it by hand first.") from exc
     command, args = server_command(ledger)
     if agent == "codex":
         tables = codex_tables(command, args, read_only_tool_names())
@@ -286,12 +297,10 @@ def plan_setup(agent: str, project: bool, root: Path, ledger: Path | None = None
 
 
 def write_plan(plan: Plan) -> None:
-    plan.path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = plan.path.with_name(plan.path.name + ".gitledger-tmp")
-    tmp.write_text(plan.after, encoding="utf-8")
-    if plan.path.exists():
-        os.chmod(tmp, plan.path.stat().st_mode & 0o7777)
-    os.replace(tmp, plan.path)  # atomic: a crash leaves the old file or the new one
+    from ..fuse import replace_settings_file
+
+    # Atomic, mode kept, a symlinked file written through, a read-only one refused.
+    replace_settings_file(plan.path, plan.after)
 
 
 @mcp_group.command("setup")

@@ -236,3 +236,11 @@ def test_racing_expect_version_writers_exactly_one_wins() -> None:
     assert sorted(codes) == [0] + [3] * 7
     final = json.loads(run_cli("task", "show", task["id"], "--json").stdout)
     assert final["version"] == 2
+
+
+def test_a_hook_never_exits_2_even_on_a_usage_error() -> None:
+    # exit 2 from a PreCompact hook blocks Claude Code's compaction
+    hooked = run_cli("fuse", "save", "--hook", "--no-such-option", input="")
+    assert hooked.returncode == 1 and "no-such-option" in hooked.stderr
+    plain = run_cli("task", "show", "--no-such-option")
+    assert plain.returncode == 2

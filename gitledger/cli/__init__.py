@@ -106,3 +106,10 @@ def main() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("Interrupted.\n")
         sys.exit(130)
+    except SystemExit as exc:
+        # Run as an agent's hook, exit 2 means "block": Claude Code refuses to compact when a
+        # PreCompact hook exits 2. A usage error (an old install, an unknown option) must not do
+        # that, and click fails before any command could catch it, so it is mapped here.
+        if exc.code == 2 and "--hook" in sys.argv[1:]:
+            sys.exit(1)
+        raise

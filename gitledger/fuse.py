@@ -194,11 +194,17 @@ def shorten(text: str, limit: int) -> str:
     return cut(dense or text, limit)
 
 
+# Leads that label what follows ("Decision: use X because Y"): kept, since they say what it is.
+_LABEL_LEADS = frozenset(
+    {"decision", "decided", "finding", "findings", "root cause", "conclusion", "constraint"}
+)
+
+
 def _sentences(text: str) -> Iterator[str]:
     for part in _SENTENCE_RE.split(text):
         part = part.strip(" \t-*#>")
         lead, colon, rest = part.partition(": ")
-        if colon and len(lead) <= 30 and len(rest) >= 12:
+        if colon and len(lead) <= 30 and len(rest) >= 12 and lead.lower() not in _LABEL_LEADS:
             part = rest  # "Two rules from ops: never …" -> "never …"
         if 12 <= len(part) <= 600:
             yield part

@@ -577,3 +577,19 @@ def test_sessions_are_listed_newest_first(ledger: Any, session: Session) -> None
     fuse.save(ledger, "b", session.write())
     assert {name for name, _ in fuse.sessions(ledger)} == {"a", "b"}
     assert len(fuse.history(ledger, "a")) == 1
+
+
+def test_a_labelled_decision_is_kept() -> None:
+    # "Decision: X, because Y" names itself; splitting at the colon must not lose the label.
+    from gitledger.fuse import extract
+    from gitledger.transcripts import Event
+
+    events = [
+        Event(kind="user", text="Make the importer faster"),
+        Event(
+            kind="assistant",
+            text="Decision: batch the inserts in one transaction, because each commit fsyncs.",
+        ),
+    ]
+    snap = extract(events, session="s")
+    assert any("batch the inserts" in d for d in snap.decisions), snap.decisions

@@ -81,7 +81,8 @@ from .model import (
 if TYPE_CHECKING:
     from .ledger import Ledger
 
-SCHEMA_VERSION = 3  # 2: rollback journal instead of WAL; 3: records zlib-compressed
+# 2: rollback journal instead of WAL; 3: records zlib-compressed; 4: (id, tip) covering index
+SCHEMA_VERSION = 4
 INDEX_FILE = "gitledger-index.sqlite"
 TASKS_DIR = "refs/gitledger/tasks"
 TASKS_PREFIX = TASKS_DIR + "/"
@@ -125,6 +126,7 @@ CREATE TABLE IF NOT EXISTS tasks(
     waiting INTEGER NOT NULL DEFAULT 0,
     record BLOB NOT NULL
 );
+CREATE INDEX IF NOT EXISTS tasks_tip ON tasks(id, tip);
 CREATE INDEX IF NOT EXISTS tasks_updated ON tasks(updated_at, id);
 CREATE INDEX IF NOT EXISTS tasks_status_updated ON tasks(status, updated_at, id);
 CREATE INDEX IF NOT EXISTS tasks_parent ON tasks(parent, created_at, id);

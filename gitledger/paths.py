@@ -57,6 +57,15 @@ def _git_common_dir(dot_git: Path) -> Path | None:
     return gitdir
 
 
+def git_work_tree(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` that has a ``.git`` (directory or file)."""
+    here = Path(start).absolute()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
 def discover(cwd: Path | None = None) -> Location | None:
     """Find the ledger for ``cwd`` without creating anything (see the module docstring)."""
     env = os.environ.get(ENV_LEDGER)

@@ -416,3 +416,27 @@ def test_verify_names_corrupt_and_foreign_refs_and_the_rest_stays_usable(ledger:
     assert {p.ref for p in ledger.skipped} == names
     assert ledger.show(good.id).goal == "good task"
     assert [t.id for t in ledger.inbox()] == [good.id]
+
+
+def test_many_writes_outside_git_do_not_crash_the_process(tmp_path: Path) -> None:
+    # pygit2 1.21's discover_repository() drops a reference to None when it finds nothing;
+    # a few hundred calls abort the interpreter. The identity lookup must not use it.
+    import os
+    import sys
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_AUTHOR")}
+    code = (
+        "from gitledger.ledger import Ledger\n"
+        "led = Ledger.init()\n"
+        "t = led.create('x')\n"
+        "for i in range(300):\n"
+        "    led.update(t.id, notes=[f'n{i}'])\n"
+        "print(led.show(t.id).version)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=outside, env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr[-500:]
+    assert result.stdout.strip() == "301"

@@ -435,6 +435,14 @@ def _hint_text(hint: object) -> str:
     return str(getattr(hint, "text", hint))
 
 
+def task_hints(ledger: Ledger, task: Task, k: int = 3) -> list[str]:
+    """Remembered facts related to a task, as "kind: text" lines; empty if memory has none."""
+    from .memory import Memory
+
+    query = " ".join(x for x in (task.goal, task.next or "") if x)
+    return [f"{f.kind}: {f.text}" for f in Memory(ledger).hints(query, k=k)]
+
+
 def task_context(
     ledger: Ledger,
     task_id: str,
@@ -445,7 +453,9 @@ def task_context(
     """One task's handoff in at most ``budget`` bytes or cl100k_base tokens.
 
     ``hints`` are optional memory hints (strings, or objects with a ``text``): they are rendered in
-    a section of their own, labelled as hints, after related tasks and before notes.
+    a section of their own, labelled as hints, after related tasks and before notes. ``None``
+    (the default) asks this ledger's memory for facts related to the task's goal and next
+    action; ``()`` leaves hints out. Memory never fails a handoff.
     Raises ``BudgetTooSmall`` (naming the smallest budget that fits) when the required state does
     not fit, ``InvalidInput`` for a bad budget or unit, ``TaskNotFound`` / ``AmbiguousId``.
     """
@@ -507,7 +517,9 @@ def task_context(
             related.append(
                 Item("related", f"- {role} {_short(ledger, rid)} {other.status}: ", other.goal)
             )
-    hint_items = [Item("hint", "- ", _hint_text(h)) for h in (hints or ()) if _hint_text(h)]
+    if hints is None:
+        hints = task_hints(ledger, task)
+    hint_items = [Item("hint", "- ", _hint_text(h)) for h in hints if _hint_text(h)]
     notes = [Item("note", "- ", e.text) for e in reversed(task.notes)]
     sections = [
         Section("decision", "decisions:", decisions, "decisions, newest first:"),

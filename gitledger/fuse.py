@@ -1398,7 +1398,8 @@ def task_lines(ledger: Ledger, task_id: str, budget: int = 1_500) -> list[str]:
     try:
         from . import context
 
-        handoff = context.task_context(ledger, task_id, budget=budget, unit="bytes")
+        # The fuse offers memory hints in a section of its own, never inside the task's state.
+        handoff = context.task_context(ledger, task_id, budget=budget, unit="bytes", hints=())
         lines = [clean(x) for x in str(getattr(handoff, "text", "")).splitlines()]
         # The handoff's own header and empty fields cost bytes the restore needs elsewhere.
         kept = [

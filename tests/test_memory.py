@@ -296,3 +296,19 @@ def test_fuse_restore_offers_hints_from_other_sessions_labelled(
     assert "Fix the exporter crash" in text2
     small, _ = fuse.restore_text(ledger, "sess-2", 600)
     assert len(small.encode()) <= 600 and "Fix the exporter crash" in small
+
+
+def test_task_context_offers_memory_hints_labelled(ledger: Ledger) -> None:
+    from gitledger.context import task_context
+
+    task = ledger.create("Speed up the nightly exporter", criteria="under 10 minutes")
+    Memory(ledger).remember(
+        "The exporter must stream: the nightly file is 40 GB", kind="constraint"
+    )
+    text = task_context(ledger, task.id, budget=2048).text
+    assert "memory hints" in text and "nightly file is 40 GB" in text
+    assert text.index("goal:") < text.index("memory hints")
+    assert "nightly file" not in task_context(ledger, task.id, budget=2048, hints=()).text
+    # a damaged memory store never fails a handoff
+    (ledger.path / "gitledger-memory.sqlite").write_bytes(b"garbage" * 50)
+    assert "Speed up the nightly exporter" in task_context(ledger, task.id, budget=2048).text

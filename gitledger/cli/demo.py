@@ -192,7 +192,7 @@ def _core_tour(t: Tour) -> str:
 
 def _context_tour(t: Tour, task_id: str) -> None:
     t.title("A handoff for the next agent, under a budget")
-    for budget in ("512", "2048"):
+    for budget in ("512", "1024", "2048"):
         t.run("task", "context", task_id, "--budget", budget)
     t.run("task", "context", task_id, "--budget", "300", "--unit", "tokens", show=False)
     t.say("(the same in cl100k_base tokens with --unit tokens)")
@@ -220,8 +220,32 @@ def _fuse_tour(t: Tour) -> None:
     t.run("fuse", "demo")
 
 
+def _memory_tour(t: Tour, task_id: str) -> None:
+    t.title("Memory: individual facts, offered as hints")
+    t.run(
+        "remember",
+        "Release builds need the signing key from the vault",
+        "--kind",
+        "constraint",
+        "--tag",
+        "release",
+        "--importance",
+        "4",
+    )
+    t.run(
+        "remember",
+        "The upload test is flaky under load; rerun before blaming a change",
+        "--kind",
+        "pitfall",
+    )
+    t.run("recall", "release", "signing")
+    t.say("A handoff offers related facts after the task's own state, labelled as hints:")
+    t.run("task", "context", task_id, "--budget", "1200")
+
+
 TOURS: list[tuple[str, Callable[..., None]]] = [
     ("gitledger.context", _context_tour),
+    ("gitledger.memory", _memory_tour),
     ("gitledger.sync", _sync_tour),
 ]
 

@@ -240,7 +240,7 @@ def merge_toml_config(before: str | None, where: Path, tables: str) -> str:
     """
     parser = _toml_parser()
     text = before or ""
-    if parser is not None and text.strip():
+    if parser is not None and text:  # not text.strip(): a lone '\r' is invalid TOML
         try:
             parser.loads(text)
         except parser.TOMLDecodeError as exc:

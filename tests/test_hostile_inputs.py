@@ -401,3 +401,12 @@ def test_credentials_never_echoed_by_remote_setup_or_where(tmp_path: Path, ledge
     ):
         out = run_cli(*args)
         assert secret not in out.stdout + out.stderr, (args, out.stdout, out.stderr)
+
+
+@pytest.mark.parametrize("text", ["\r", " \r ", "\r\n\r"])
+def test_a_toml_config_of_bare_carriage_returns_is_refused_not_a_traceback(
+    text: str, tmp_path: Path
+) -> None:
+    """Found by benchmarks/fuzz_run.py: blank-looking text skipped the check, then failed to parse."""
+    with pytest.raises(InvalidInput, match="not valid TOML"):
+        merge_toml_config(text, tmp_path / "config.toml", "[mcp_servers.gitledger]\n")

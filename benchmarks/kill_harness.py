@@ -143,7 +143,9 @@ def _argv(attempt: Attempt) -> list[str]:
     return argv
 
 
-def _wait_for_lock(proc: subprocess.Popen[bytes], where: Path, target: str | None, limit: float):
+def _wait_for_lock(
+    proc: subprocess.Popen[bytes], where: Path, target: str | None, limit: float
+) -> None:
     """Poll until a ref lock appears (then return at once), the process ends, or ``limit``."""
     deadline = time.monotonic() + limit
     specific = where / f"{target}.lock" if target else None

@@ -611,3 +611,27 @@ def test_a_ref_deleted_on_the_remote_is_pushed_again(tmp_path: Path) -> None:
     assert report.pushed == [gone]
     assert git_refs(remote) == refs_of(ledger)
     assert sync.sync(ledger, str(remote)).quiet
+
+
+def test_cli_sync_reports_a_conflict_and_keeps_both_notes(tmp_path: Path) -> None:
+    remote = tmp_path / "remote.git"
+    a, b = make_ledger(tmp_path / "a", "alice"), make_ledger(tmp_path / "b", "bob")
+    task = a.create("shared", next="start")
+    sync.sync(a, str(remote))
+    sync.sync(b, str(remote))
+    a.update(task.id, next="alice's way", notes=["alice was here"])
+    b.update(task.id, next="bob's way", notes=["bob was here"])
+    out = run_cli("--ledger", str(a.path), "sync", str(remote))
+    assert out.returncode == 0, out.stderr
+    out = run_cli("--ledger", str(b.path), "sync", str(remote))
+    assert out.returncode == 0, out.stderr
+    assert "1 merged" in out.stdout and "conflict on" in out.stdout and "next" in out.stdout
+    merged = b.show(task.id)
+    assert {n.text for n in merged.notes} == {"alice was here", "bob was here"}
+    assert merged.next == "bob's way"  # bob wrote later by the clock
+    assert merged.conflicts[0].dropped == "alice's way"
+    history = b.history(task.id)
+    assert len(history[0].parents) == 2
+    out = run_cli("--ledger", str(a.path), "sync", str(remote), "--json")
+    assert json.loads(out.stdout)["fast_forwarded"] == [f"{PREFIX}tasks/{task.id}"]
+    assert refs_of(a) == refs_of(b) == git_refs(remote)

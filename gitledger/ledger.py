@@ -1000,8 +1000,11 @@ class Ledger:
     # --- checking -----------------------------------------------------------------------------
 
     def verify(self) -> VerifyReport:
-        """Check every task: objects re-hash to their ids, records validate, versions chain."""
+        """Check every task: objects re-hash to their ids, records validate, versions chain; with
+        ``gitledger.requireSigned`` (or GITLEDGER_REQUIRE_SIGNED=1), every version is signed by a
+        key the user trusts (gpg.ssh.allowedSignersFile, or the gpg keyring)."""
         report = VerifyReport()
+        require_signed = self.store.signing_required()
         for name, tip in self.store.refs(TASKS_PREFIX):
             leaf = name[len(TASKS_PREFIX) :]
             if not ID_PATTERN.match(leaf):
@@ -1028,6 +1031,19 @@ class Ledger:
                         )
                     versions[info.oid] = record.version
                     report.versions += 1
+                    if require_signed:
+                        check = self.store.check_signature(info.oid)
+                        if check.status != "good":
+                            why = (
+                                f"version {record.version} (commit {info.oid[:12]}) {check.detail}"
+                            )
+                            if check.status == "unsigned":
+                                # Bulk writes (task import, memory import) never sign.
+                                why += (
+                                    ": written before signing was on (gitledger.sign), by "
+                                    "another tool, or by 'task import', which does not sign"
+                                )
+                            report.problems.append(Problem(name, why))
             except LedgerError as exc:
                 report.problems.append(Problem(name, exc.message))
         return report

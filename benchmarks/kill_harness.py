@@ -3,6 +3,7 @@
     python benchmarks/kill_harness.py kills [--kills 500] [--parallel 2] [--seed N]
                                             [--fsync-share 0.25] [--json FILE]
     python benchmarks/kill_harness.py race [--workers 16] [--tasks 50] [--ops 40] [--json FILE]
+    python benchmarks/kill_harness.py imports [--kills 100] [--tasks 300] [--json FILE]
 
 ``kills``: each round starts ``gitledger task create`` (a third with ``--idempotency-key``) or
 ``gitledger task update ID --note TOKEN`` as a real process and kills it with SIGKILL, at a moment
@@ -25,19 +26,27 @@ acknowledged note missing or doubled, exactly one winner per claim, the owner is
 ``verify`` passes, and ``task list`` (served by the derived SQLite index) shows every task at the
 version its ref holds. The kill run checks the index the same way.
 
-Both print their figures (attempts, acknowledgements, kills, writes lost, failures, peak child
+``imports``: exports a ledger of ``--tasks`` tasks (a third with a second version) and kills
+``gitledger task import`` of it into a fresh ledger: at a random moment, the instant a pack file
+appears, or once a random number of task refs have moved. Then ``verify`` must pass, every task
+present must equal its source, and the same import run again must finish with every task as in
+the source (the index agreeing, sampled).
+
+All three print their figures (attempts, acknowledgements, kills, writes lost, failures, peak child
 memory) and with ``--json`` write them. ``tests/test_reliability.py`` runs both small.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import itertools
 import json
 import os
 import random
 import resource
 import secrets
+import shutil
 import signal
 import statistics
 import subprocess
@@ -511,6 +520,138 @@ def run_race(
     return report
 
 
+# --- bulk import under kill -9 --------------------------------------------------------------------
+
+IMPORT_MODES = ("random", "pack", "refs")
+
+
+@dataclass
+class ImportKillReport:
+    kills_requested: int
+    source_tasks: int = 0
+    source_versions: int = 0
+    attempts: int = 0
+    kills: int = 0
+    finished_before_kill: int = 0
+    verify_failures_after_kill: int = 0  # must be 0: nothing half-written visible
+    tasks_present_after_kill: int = 0  # partly applied imports are allowed; each task whole
+    tasks_wrong_after_kill: int = 0  # a task present but not as in the source: must be 0
+    stale_locks_after_kill: int = 0
+    retry_failures: int = 0  # the same import run again, not killed: must succeed
+    mismatches_after_retry: int = 0  # tasks missing or different after the retry: must be 0
+    index_mismatches: int = 0
+    failure_messages: list[str] = field(default_factory=list)
+    by_mode: dict[str, dict[str, int]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def _fingerprint(ledger: Path) -> dict[str, tuple[int, str, tuple[str, ...]]]:
+    from gitledger.ledger import Ledger
+
+    return {
+        t.id: (t.version, t.goal, tuple(n.text for n in t.notes))
+        for t in Ledger.open(ledger).tasks()
+    }
+
+
+def run_import_kills(
+    root: Path, kills: int, *, tasks: int = 300, seed: int = 0, progress: bool = False
+) -> ImportKillReport:
+    """Kill ``task import`` of an export of ``tasks`` tasks, check, retry it, check again."""
+    from gitledger.ledger import Ledger
+
+    started = time.perf_counter()
+    rng = random.Random(seed)
+    source = root / "source"
+    led = Ledger.open(source, create=True, actor="exporter")
+    for i in range(tasks):
+        task = led.create(f"imported task {i}", criteria="it is there")
+        if i % 3 == 0:
+            led.update(task.id, notes=[f"note on {i}"], next="keep going")
+    export = root / "export.jsonl"
+    proc = gitledger(source, "task", "export", "-o", str(export))
+    if proc.returncode != 0:
+        raise RuntimeError(f"export failed: {proc.stderr}")
+    expected = _fingerprint(source)
+    report = ImportKillReport(
+        kills_requested=kills,
+        source_tasks=len(expected),
+        source_versions=sum(v[0] for v in expected.values()),
+    )
+    durations: list[float] = []
+    n = 0
+    while report.kills < kills:
+        n += 1
+        target = root / f"target-{n}"
+        Ledger.open(target, create=True)
+        mode = rng.choice(IMPORT_MODES)
+        aim = statistics.median(durations[-15:]) if len(durations) >= 3 else 2.0
+        t0 = time.perf_counter()
+        child = subprocess.Popen(
+            [*GL, "task", "import", str(export), "--json"],
+            env=_env(target),
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        if mode == "random":
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=rng.uniform(0.2 * aim, 1.1 * aim))
+        else:
+            # 'pack': the moment a pack file appears; 'refs': once some task refs have moved.
+            want = rng.randint(1, tasks)
+            deadline = time.monotonic() + 120
+            while child.poll() is None and time.monotonic() < deadline:
+                if mode == "pack":
+                    if any((target / "objects" / "pack").iterdir()):
+                        break
+                else:
+                    with contextlib.suppress(FileNotFoundError):
+                        if len(os.listdir(target / TASKS_DIR)) >= want:
+                            break
+        killed = child.poll() is None
+        if killed:
+            child.send_signal(signal.SIGKILL)
+        child.communicate()
+        if not killed:
+            durations.append(time.perf_counter() - t0)
+        report.attempts += 1
+        report.kills += killed
+        report.finished_before_kill += not killed
+        stats = report.by_mode.setdefault(mode, {"attempts": 0, "kills": 0, "tasks_present": 0})
+        stats["attempts"] += 1
+        stats["kills"] += killed
+        verify = gitledger(target, "verify", "--json")
+        if verify.returncode != 0:
+            report.verify_failures_after_kill += 1
+            if len(report.failure_messages) < 5:
+                report.failure_messages.append(f"#{n} verify: {verify.stdout[-300:]}")
+        present = _fingerprint(target)
+        report.tasks_present_after_kill += len(present)
+        stats["tasks_present"] += len(present)
+        report.tasks_wrong_after_kill += sum(1 for k, v in present.items() if expected.get(k) != v)
+        locks = ref_locks(target)
+        if locks:
+            report.stale_locks_after_kill += len(locks)
+            gitledger(target, "repair", "--older-than", "0")
+        retry = gitledger(target, "task", "import", str(export), "--json")
+        if retry.returncode != 0:
+            report.retry_failures += 1
+            if len(report.failure_messages) < 5:
+                report.failure_messages.append(f"#{n} retry: {retry.stderr[-300:]}")
+        after = _fingerprint(target)
+        report.mismatches_after_retry += sum(
+            1 for k in expected.keys() | after.keys() if expected.get(k) != after.get(k)
+        )
+        if n % 10 == 1:  # the index check costs a process; sample it
+            report.index_mismatches += index_mismatches(target)
+        shutil.rmtree(target, ignore_errors=True)
+        if progress and n % 10 == 0:
+            print(f"  {n} imports, {report.kills} kills", file=sys.stderr)
+    report.seconds = round(time.perf_counter() - started, 1)
+    return report
+
+
 # --- command line ----------------------------------------------------------------------------
 
 
@@ -537,6 +678,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--ops", type=int, default=40, help="note updates per worker")
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--json", dest="json_file", type=Path)
+    m = sub.add_parser("imports", help="SIGKILL 'task import' and retry it")
+    m.add_argument("--kills", type=int, default=100)
+    m.add_argument("--tasks", type=int, default=300)
+    m.add_argument("--seed", type=int, default=1)
+    m.add_argument("--json", dest="json_file", type=Path)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     with tempfile.TemporaryDirectory(prefix="gitledger-kill-") as tmp:
@@ -555,6 +701,15 @@ def main(argv: list[str] | None = None) -> int:
             bad = report.lost or report.duplicated or report.keyed_duplicates
             bad = bad or not report.verify_ok or not report.next_command_ok
             bad = bad or report.index_mismatches != 0
+        elif args.what == "imports":
+            imports = run_import_kills(
+                Path(tmp), args.kills, tasks=args.tasks, seed=args.seed, progress=True
+            )
+            data = asdict(imports)
+            _print("import kill harness", data)
+            bad = imports.verify_failures_after_kill or imports.tasks_wrong_after_kill
+            bad = bad or imports.retry_failures or imports.mismatches_after_retry
+            bad = bad or imports.index_mismatches
         else:
             race = run_race(
                 ledger, workers=args.workers, tasks=args.tasks, ops=args.ops, seed=args.seed

@@ -86,6 +86,18 @@ def test_sigkill_loses_no_acknowledged_write(tmp_path: Path) -> None:
         assert report.repair_removed == report.stale_locks_at_end
 
 
+@pytest.mark.slow
+def test_a_killed_import_leaves_whole_tasks_and_its_retry_completes_it(tmp_path: Path) -> None:
+    harness = _harness()
+    report = harness.run_import_kills(tmp_path, 4, tasks=60, seed=5)
+    assert report.kills == 4
+    assert report.verify_failures_after_kill == 0, report.failure_messages
+    assert report.tasks_wrong_after_kill == 0
+    assert report.retry_failures == 0, report.failure_messages
+    assert report.mismatches_after_retry == 0
+    assert report.index_mismatches == 0
+
+
 def test_stale_ref_lock_blocks_only_writes_and_repair_clears_it(ledger: Ledger, cli: Any) -> None:
     task = ledger.create("locked by a killed writer")
     lock = ledger.path / "refs" / "gitledger" / "tasks" / f"{task.id}.lock"

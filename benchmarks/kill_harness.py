@@ -4,6 +4,7 @@
                                             [--fsync-share 0.25] [--json FILE]
     python benchmarks/kill_harness.py race [--workers 16] [--tasks 50] [--ops 40] [--json FILE]
     python benchmarks/kill_harness.py imports [--kills 100] [--tasks 300] [--json FILE]
+    python benchmarks/kill_harness.py fuse [--kills 100] [--json FILE]
 
 ``kills``: each round starts ``gitledger task create`` (a third with ``--idempotency-key``) or
 ``gitledger task update ID --note TOKEN`` as a real process and kills it with SIGKILL, at a moment
@@ -32,7 +33,11 @@ appears, or once a random number of task refs have moved. Then ``verify`` must p
 present must equal its source, and the same import run again must finish with every task as in
 the source (the index agreeing, sampled).
 
-All three print their figures (attempts, acknowledgements, kills, writes lost, failures, peak child
+``fuse``: kills ``gitledger fuse save`` of a fixture transcript into three sessions the same three
+ways as ``kills``; every acknowledged snapshot commit must be on its session's ref, and
+``fuse restore`` and the next save must work.
+
+All of them print their figures (attempts, acknowledgements, kills, writes lost, failures, peak child
 memory) and with ``--json`` write them. ``tests/test_reliability.py`` runs both small.
 """
 
@@ -652,6 +657,124 @@ def run_import_kills(
     return report
 
 
+# --- fuse save under kill -9 ----------------------------------------------------------------------
+
+FUSE_DIR = Path("refs") / "gitledger" / "fuse"
+DEFAULT_TRANSCRIPT = ROOT / "tests" / "fixtures" / "transcripts" / "claude_2_1_session.jsonl"
+
+
+@dataclass
+class FuseKillReport:
+    kills_requested: int
+    attempts: int = 0
+    kills: int = 0
+    acked: int = 0
+    lost: int = 0  # an acknowledged snapshot commit not on its session's ref: must be 0
+    failures_without_kill: int = 0
+    failure_messages: list[str] = field(default_factory=list)
+    stale_locks_at_end: int = 0
+    repair_removed: int = 0
+    restore_ok: bool = False  # 'fuse restore' of every session with a save, after the kills
+    next_save_ok: bool = False
+    by_mode: dict[str, dict[str, int]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+
+def run_fuse_kills(
+    root: Path,
+    kills: int,
+    *,
+    transcript: Path = DEFAULT_TRANSCRIPT,
+    sessions: int = 3,
+    seed: int = 0,
+    progress: bool = False,
+) -> FuseKillReport:
+    """Kill ``gitledger fuse save`` (the PreCompact hook's work) and check every acked save."""
+    from gitledger.ledger import Ledger
+
+    started = time.perf_counter()
+    rng = random.Random(seed)
+    ledger = root / "ledger"
+    Ledger.open(ledger, create=True)
+    report = FuseKillReport(kills_requested=kills)
+    acked: dict[str, list[str]] = {f"session-{i}": [] for i in range(sessions)}
+    durations: list[float] = []
+    n = 0
+    while report.kills < kills:
+        n += 1
+        session = rng.choice(sorted(acked))
+        mode = rng.choice(MODES)
+        aim = statistics.median(durations[-25:]) if len(durations) >= 3 else 2.0
+        argv = [*GL, "fuse", "save", "--transcript", str(transcript), "--session", session]
+        t0 = time.perf_counter()
+        child = subprocess.Popen(
+            [*argv, "--json"],
+            env=_env(ledger, rng.random() < 0.25),
+            cwd=root,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        if mode == "random":
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=rng.uniform(0, 1.1 * aim))
+        elif mode == "late":
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=rng.uniform(0.8 * aim, 1.1 * aim))
+        else:
+            _wait_for_lock(child, ledger / FUSE_DIR, session, 120.0)
+        killed = child.poll() is None
+        if killed:
+            child.send_signal(signal.SIGKILL)
+        out, err = child.communicate()
+        report.attempts += 1
+        report.kills += killed
+        stats = report.by_mode.setdefault(mode, {"attempts": 0, "kills": 0, "acked": 0})
+        stats["attempts"] += 1
+        stats["kills"] += killed
+        if child.returncode == 0:
+            durations.append(time.perf_counter() - t0)
+            with contextlib.suppress(ValueError, KeyError):
+                acked[session].append(json.loads(out)["commit"])
+                report.acked += 1
+                stats["acked"] += 1
+        elif not killed:
+            report.failures_without_kill += 1
+            if len(report.failure_messages) < 5:
+                report.failure_messages.append(f"#{n}: {err.decode(errors='replace')[-300:]}")
+        if progress and n % 25 == 0:
+            print(f"  {n} saves, {report.kills} kills", file=sys.stderr)
+    saved_sessions = []
+    for session, commits in acked.items():
+        listed = subprocess.run(
+            ["git", "--git-dir", str(ledger), "rev-list", f"refs/gitledger/fuse/{session}"],
+            capture_output=True,
+            text=True,
+        ).stdout.split()
+        on_ref = set(listed)
+        report.lost += sum(1 for c in commits if c not in on_ref)
+        if listed:
+            saved_sessions.append(session)
+    report.stale_locks_at_end = len(ref_locks(ledger))
+    restores = [
+        gitledger(ledger, "fuse", "restore", "--session", s, "--plain") for s in saved_sessions
+    ]
+    report.restore_ok = all(r.returncode == 0 and r.stdout.strip() for r in restores)
+    nexts = [
+        gitledger(ledger, "fuse", "save", "--transcript", str(transcript), "--session", s)
+        for s in sorted(acked)
+    ]
+    report.next_save_ok = all(r.returncode == 0 for r in nexts)
+    for r in nexts:
+        if r.returncode != 0 and len(report.failure_messages) < 8:
+            report.failure_messages.append(f"next save: {r.stderr[-300:]}")
+    if report.stale_locks_at_end:
+        repair = gitledger(ledger, "repair", "--older-than", "0", "--json")
+        if repair.returncode == 0:
+            report.repair_removed = len(json.loads(repair.stdout)["removed"])
+    report.seconds = round(time.perf_counter() - started, 1)
+    return report
+
+
 # --- command line ----------------------------------------------------------------------------
 
 
@@ -683,6 +806,10 @@ def main(argv: list[str] | None = None) -> int:
     m.add_argument("--tasks", type=int, default=300)
     m.add_argument("--seed", type=int, default=1)
     m.add_argument("--json", dest="json_file", type=Path)
+    f = sub.add_parser("fuse", help="SIGKILL 'fuse save' (the PreCompact hook's work)")
+    f.add_argument("--kills", type=int, default=100)
+    f.add_argument("--seed", type=int, default=1)
+    f.add_argument("--json", dest="json_file", type=Path)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     with tempfile.TemporaryDirectory(prefix="gitledger-kill-") as tmp:
@@ -701,6 +828,11 @@ def main(argv: list[str] | None = None) -> int:
             bad = report.lost or report.duplicated or report.keyed_duplicates
             bad = bad or not report.verify_ok or not report.next_command_ok
             bad = bad or report.index_mismatches != 0
+        elif args.what == "fuse":
+            fuse_report = run_fuse_kills(Path(tmp), args.kills, seed=args.seed, progress=True)
+            data = asdict(fuse_report)
+            _print("fuse save kill harness", data)
+            bad = fuse_report.lost or not fuse_report.restore_ok or not fuse_report.next_save_ok
         elif args.what == "imports":
             imports = run_import_kills(
                 Path(tmp), args.kills, tasks=args.tasks, seed=args.seed, progress=True

@@ -98,6 +98,21 @@ def test_a_killed_import_leaves_whole_tasks_and_its_retry_completes_it(tmp_path:
     assert report.index_mismatches == 0
 
 
+@pytest.mark.slow
+def test_a_killed_fuse_save_loses_no_acknowledged_snapshot(tmp_path: Path) -> None:
+    harness = _harness()
+    report = harness.run_fuse_kills(tmp_path, 5, seed=7)
+    assert report.kills == 5
+    assert report.lost == 0
+    assert report.restore_ok
+    if report.stale_locks_at_end == 0:
+        assert report.next_save_ok, report.failure_messages
+        assert report.failures_without_kill == 0, report.failure_messages
+    else:  # the stale-ref-lock finding, on a session's fuse ref
+        assert all("lock" in message for message in report.failure_messages), report
+        assert report.repair_removed == report.stale_locks_at_end
+
+
 def test_stale_ref_lock_blocks_only_writes_and_repair_clears_it(ledger: Ledger, cli: Any) -> None:
     task = ledger.create("locked by a killed writer")
     lock = ledger.path / "refs" / "gitledger" / "tasks" / f"{task.id}.lock"

@@ -186,6 +186,7 @@ class Ledger:
         self.kind = kind
         self.actor = actor
         self.skipped: list[Problem] = []  # unreadable refs met by the last listing
+        self._scan: tuple[str, list[str]] | None = None  # see resolve()
 
     # --- opening ------------------------------------------------------------------------------
 
@@ -294,6 +295,11 @@ class Ledger:
             ids = [
                 n[len(TASKS_PREFIX) :] for n in names if ID_PATTERN.match(n[len(TASKS_PREFIX) :])
             ]
+            if len(ids) == 1 and len(wanted) <= MIN_SHORT_ID:
+                # Every id sharing the resolved id's first MIN_SHORT_ID characters was in this
+                # scan: short_id() of this id may use it instead of listing the directory again
+                # (a 100,000-entry directory costs ~95 ms). Used once, then dropped.
+                self._scan = (ids[0], ids)
         if not ids:
             raise TaskNotFound(
                 f"No task id starts with '{wanted}'. List tasks with 'gitledger task list'."
@@ -304,6 +310,9 @@ class Ledger:
 
     def short_id(self, task_id: str) -> str:
         """The shortest prefix (at least 6 characters) that names only this task."""
+        scan, self._scan = self._scan, None
+        if scan is not None and scan[0] == task_id:
+            return _shortest_unique(task_id, [i for i in scan[1] if i != task_id])
         from .index import ledger_index
 
         idx = ledger_index(self)
@@ -780,7 +789,9 @@ class Ledger:
                 new = new.model_copy(update={"version": current.version + 1})
                 message = _commit_message(new, changes)
                 try:
-                    self.store.write(ref, self.record_files(new), message, (name, email), [tip], tip)
+                    self.store.write(
+                        ref, self.record_files(new), message, (name, email), [tip], tip
+                    )
                 except RefMoved:
                     continue  # a writer outside gitledger's lock moved it; read again
                 return new

@@ -45,7 +45,7 @@ from .errors import (
     VersionConflict,
     VersionNotFound,
 )
-from .gitstore import GitStore, RefMoved, commit_exists, git_identity
+from .gitstore import GitStore, RefMoved, commit_exists, git_identity, refs_stamp
 from .model import (
     ENTRY_FIELDS,
     FORMAT_LINE,
@@ -540,6 +540,20 @@ class Ledger:
 
     # --- writing ------------------------------------------------------------------------------
 
+    def _write(self, task: Task, message: str, author: tuple[str, str], tip: str | None) -> str:
+        """Commit one version (under the writer lock) and let the derived index record it."""
+        files = self.record_files(task)
+        before = refs_stamp(self.path, TASKS_DIR).encode()
+        commit = self.store.write(
+            task_ref(task.id), files, message, author, [tip] if tip else [], tip
+        )
+        from .index import ledger_index
+
+        idx = ledger_index(self)
+        if idx is not None:
+            idx.wrote(task, files["task.json"], commit, before)
+        return commit
+
     def record_files(self, task: Task) -> dict[str, bytes]:
         """The tree of one task version: format line, machine record, Markdown view."""
         return {
@@ -640,9 +654,7 @@ class Ledger:
             )
             message = f"create: {_short(goal, 64)}\n\nVersion: 1\nTask: {task_id}\n"
             try:
-                self.store.write(
-                    task_ref(task_id), self.record_files(task), message, (name, email), [], None
-                )
+                self._write(task, message, (name, email), None)
             except RefMoved as exc:  # pragma: no cover - the id was free under the lock
                 raise StorageError(
                     f"Task ref {task_id} appeared while creating it; retry."
@@ -789,9 +801,7 @@ class Ledger:
                 new = new.model_copy(update={"version": current.version + 1})
                 message = _commit_message(new, changes)
                 try:
-                    self.store.write(
-                        ref, self.record_files(new), message, (name, email), [tip], tip
-                    )
+                    self._write(new, message, (name, email), tip)
                 except RefMoved:
                     continue  # a writer outside gitledger's lock moved it; read again
                 return new

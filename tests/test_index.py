@@ -74,7 +74,19 @@ def test_nothing_read_when_no_ref_moved(ledger: Ledger) -> None:
     assert idx.last_refresh.checked  # the fingerprint changed: it compared the tips
     idx.refresh()
     assert not idx.last_refresh.checked  # nothing moved: three stat calls, no ref read
-    ledger.create("two")
+    # a ref moved by something other than gitledger (the writes of gitledger record themselves)
+    tip = ledger.store.tip(task_ref(ledger.list_tasks()[0].id))
+    subprocess.run(
+        [
+            "git",
+            "--git-dir",
+            str(ledger.path),
+            "update-ref",
+            "refs/gitledger/tasks/" + "2" * 20,
+            tip,
+        ],
+        check=True,
+    )
     age_refs(ledger)
     idx.refresh()
     assert idx.last_refresh.checked and idx.last_refresh.changed == 1
@@ -416,3 +428,39 @@ def test_one_index_serves_many_threads(ledger: Ledger) -> None:
 
     with ThreadPoolExecutor(max_workers=4) as pool:
         assert all(found == made for found in pool.map(listing, range(16)))
+
+
+def test_gitledger_writes_keep_the_index_current_without_a_rescan(ledger: Ledger) -> None:
+    import time as _time
+
+    from gitledger.index import ledger_index
+
+    tasks = [ledger.create(f"task {i}") for i in range(5)]
+    idx = ledger_index(ledger)
+    assert idx is not None
+    _time.sleep(0.1)  # past the racy window, so the stamp this read stores is trusted
+    assert len(ledger.list_tasks()) == 5
+    assert idx.refresh().checked is False  # current: nothing re-read
+
+    updated = ledger.update(tasks[0].id, status="active", notes=["n"])
+    fresh = ledger.create("written after the index was current")
+    stats = idx.refresh()
+    assert stats.checked is False, "the writes should have recorded themselves"
+    assert [t.id for t in ledger.inbox(1)] == [updated.id]
+    assert fresh.id in {t.id for t in ledger.list_tasks()}
+    # and a foreign ref move is still noticed
+    other = Ledger.open(ledger.path)
+    other_task = other.create("from another Ledger object")  # also records itself
+    subprocess.run(
+        [
+            "git",
+            "--git-dir",
+            str(ledger.path),
+            "update-ref",
+            "-d",
+            f"refs/gitledger/tasks/{other_task.id}",
+        ],
+        check=True,
+    )
+    _time.sleep(0.06)
+    assert other_task.id not in {t.id for t in ledger.list_tasks()}

@@ -635,3 +635,22 @@ def test_cli_sync_reports_a_conflict_and_keeps_both_notes(tmp_path: Path) -> Non
     out = run_cli("--ledger", str(a.path), "sync", str(remote), "--json")
     assert json.loads(out.stdout)["fast_forwarded"] == [f"{PREFIX}tasks/{task.id}"]
     assert refs_of(a) == refs_of(b) == git_refs(remote)
+
+
+def test_init_in_a_fresh_clone_warns_through_the_cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITLEDGER_DIR")
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    project = _project(tmp_path, origin)
+    ledger = Ledger(GitStore.init(project / ".git" / "gitledger"), project_root=project)
+    ledger.create("travels with the code")
+    sync.backup(ledger)
+    clone_dir = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(origin), str(clone_dir)], check=True)
+    out = run_cli("init", cwd=clone_dir)
+    assert out.returncode == 0, out.stderr
+    assert "gitledger restore origin" in out.stderr
+    quiet = run_cli("init", cwd=tmp_path)  # no Git, no origin: no warning, no error
+    assert quiet.returncode == 0 and "warning" not in quiet.stderr

@@ -28,10 +28,16 @@ def init_cmd(ctx: click.Context, path: Path | None, as_json: bool) -> None:
             ledger = Ledger.open(Path(explicit), create=True)
         else:
             ledger = Ledger.init(path)
+    # In a fresh clone, origin may hold ledger refs that a plain clone did not bring.
+    from ..sync import init_warning
+
+    warning = init_warning(ledger)
     if as_json:
-        print_json({"path": str(ledger.path), "kind": ledger.kind})
+        print_json({"path": str(ledger.path), "kind": ledger.kind, "warning": warning})
     else:
         click.echo(f"Ledger ready at {ledger.path}")
+        if warning:
+            click.echo(f"warning: {warning}", err=True)
         click.echo("Next: gitledger task create 'GOAL' --criteria 'how we know it is done'")
 
 

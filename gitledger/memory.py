@@ -589,7 +589,7 @@ class Memory:
     def _write(self, fact: Fact, expected_tip: str | None, message: str, actor: str | None) -> Fact:
         """Commit one version of a fact (under the writer lock) and tell the index about it."""
         ref = MEMORY_PREFIX + fact.id
-        files = {"FORMAT": FORMAT_LINE.encode(), "fact.json": _encode(fact)}
+        files = fact_files(fact)
         parents = [expected_tip] if expected_tip else []
         before = refs_stamp(self.index.git_dir, MEMORY_DIR).encode()
         tip = self.store.write(
@@ -886,6 +886,51 @@ _STOPWORDS = frozenset(
     "a an and are as at be but by for from has have how i in into is it its of on or that the "
     "this to was we were what when where which who why will with you".split()
 )
+
+
+def fact_files(fact: Fact) -> dict[str, bytes]:
+    """The tree of one fact version."""
+    return {"FORMAT": FORMAT_LINE.encode(), "fact.json": _encode(fact)}
+
+
+def read_fact(store: Any, commit: str, where: str) -> Fact:
+    files = store.read_files(commit, FACT_FILES)
+    if files["FORMAT"] != FORMAT_LINE.encode():
+        raise CorruptRecord(f"{where}: unknown fact format")
+    return _decode(files["fact.json"], where)
+
+
+def merge_facts(base: Fact | None, ours: Fact, theirs: Fact) -> Fact:
+    """One fact changed on two machines: keep every use and tag, never lose a restore.
+
+    Uses add up (each side's uses since the common version), the latest use and the highest
+    importance win, tags are a union; if one side forgot or restored the fact, that change wins,
+    and if both changed it differently, the fact stays active (forgetting is the cheap one to redo).
+    """
+    base_uses = base.uses if base else 0
+    uses = base_uses + max(0, ours.uses - base_uses) + max(0, theirs.uses - base_uses)
+    active = ours.active
+    if base is not None and ours.active == base.active:
+        active = theirs.active
+    elif base is not None and theirs.active != base.active and theirs.active != ours.active:
+        active = True
+    elif base is None and ours.active != theirs.active:
+        active = True
+    reason = None if active else (ours.forgotten_reason or theirs.forgotten_reason)
+    return ours.model_copy(
+        update={
+            "version": max(ours.version, theirs.version) + 1,
+            "uses": uses,
+            "last_used_at": max(ours.last_used_at, theirs.last_used_at),
+            "created_at": min(ours.created_at, theirs.created_at),
+            "importance": max(ours.importance, theirs.importance),
+            "tags": ours.tags + [t for t in theirs.tags if t not in ours.tags],
+            "active": active,
+            "forgotten_reason": reason,
+            "source_task": ours.source_task or theirs.source_task,
+            "source_session": ours.source_session or theirs.source_session,
+        }
+    )
 
 
 def _check_kind(kind: str) -> None:

@@ -44,6 +44,7 @@ from .errors import (
 )
 from .gitstore import GitStore, RefMoved
 from .ledger import TASKS_PREFIX, Ledger, task_ref
+from .memory import MEMORY_PREFIX
 from .merge import merge_tasks, new_conflicts
 from .model import ID_PATTERN, Task, check_format, decode_record, now_iso
 
@@ -191,7 +192,8 @@ def _integrate(ledger: Ledger, remote_tips: dict[str, str], report: SyncReport) 
             if ours is None or gitstore.is_ancestor(store, ours, theirs):
                 action = "create" if ours is None else "forward"
             else:
-                action = "merge" if task_id is not None else "diverged"
+                mergeable = task_id is not None or ref.startswith(MEMORY_PREFIX)
+                action = "merge" if mergeable else "diverged"
         except LedgerError as exc:
             damaged.append(exc.message)
             continue
@@ -207,6 +209,8 @@ def _integrate(ledger: Ledger, remote_tips: dict[str, str], report: SyncReport) 
             if action in ("create", "forward"):
                 store.set_ref(ref, theirs, ours)
                 (report.created if ours is None else report.fast_forwarded).append(ref)
+            elif action == "merge" and ours is not None and ref.startswith(MEMORY_PREFIX):
+                _merge_fact_ref(ledger, ref, ours, theirs, report)
             elif action == "merge" and ours is not None:
                 _merge_ref(ledger, ref, ref[len(TASKS_PREFIX) :], ours, theirs, report)
             else:
@@ -215,6 +219,30 @@ def _integrate(ledger: Ledger, remote_tips: dict[str, str], report: SyncReport) 
             # A writer outside gitledger's lock moved it just now: leave it for the next round
             # (its push is planned from the tip as it is then, so nothing is lost).
             report.kept.append(ref)
+
+
+def _merge_fact_ref(
+    ledger: Ledger, ref: str, ours_tip: str, theirs_tip: str, report: SyncReport
+) -> None:
+    """A remembered fact changed on both sides: merged by ``memory.merge_facts``."""
+    from .memory import fact_files, merge_facts, read_fact
+
+    store = ledger.store
+    base_tip = gitstore.merge_base(store, ours_tip, theirs_tip)
+    merged = merge_facts(
+        read_fact(store, base_tip, ref) if base_tip else None,
+        read_fact(store, ours_tip, ref),
+        read_fact(store, theirs_tip, ref),
+    )
+    store.write(
+        ref,
+        fact_files(merged),
+        "merge: a fact changed on two machines\n",
+        ledger.author(),
+        [ours_tip, theirs_tip],
+        ours_tip,
+    )
+    report.merged.append(ref)
 
 
 def _merge_ref(

@@ -312,3 +312,32 @@ def test_task_context_offers_memory_hints_labelled(ledger: Ledger) -> None:
     # a damaged memory store never fails a handoff
     (ledger.path / "gitledger-memory.sqlite").write_bytes(b"garbage" * 50)
     assert "Speed up the nightly exporter" in task_context(ledger, task.id, budget=2048).text
+
+
+def test_a_fact_changed_on_two_machines_merges_on_sync(tmp_path: Path) -> None:
+    from gitledger import sync
+    from gitledger.memory import merge_facts
+
+    remote = tmp_path / "remote.git"
+    a = Ledger.open(tmp_path / "a", create=True)
+    fact, _ = Memory(a).remember("Deploys need the VPN", kind="constraint", tags=["ops"])
+    sync.backup(a, str(remote))
+    b = Ledger.open(tmp_path / "b", create=True)
+    sync.restore(b, str(remote))
+    Memory(a).recall("deploys vpn", k=1)  # a use on machine a
+    Memory(b).recall("deploys vpn", k=1)  # and one on machine b
+    Memory(b).remember("Deploys need the VPN", kind="constraint", tags=["network"])  # and again
+    for side in (a, b, a):
+        sync.sync(side, str(remote))
+    tips = {led.store.tip(MEMORY_PREFIX + fact.id) for led in (a, b)}
+    assert len(tips) == 1, "both machines end on the same merged version"
+    merged = Memory(a).get(fact.id)
+    assert merged.uses == 3 and merged.tags == ["ops", "network"] and merged.active
+    # forgetting on one side wins over a use on the other; both changing it keeps it active
+    base = merged
+    forgot = base.model_copy(update={"active": False, "forgotten_reason": "x", "version": 9})
+    used = base.model_copy(update={"uses": base.uses + 1, "version": 9})
+    assert merge_facts(base, used, forgot).active is False
+    assert merge_facts(base, forgot, used).active is False
+    restored = base.model_copy(update={"active": True})
+    assert merge_facts(forgot, restored, forgot.model_copy(update={"tags": ["x"]})).active is True

@@ -12,7 +12,7 @@ import click
 from ._common import errors, json_option, one_line, print_json
 
 if TYPE_CHECKING:
-    from ..judge import JudgeConfig
+    from ..judge import JudgeConfig, StepContext
     from ..ledger import Ledger
 
 
@@ -167,6 +167,7 @@ def _step(
         step = payload.get("step")
         if step is not None and not isinstance(step, dict):
             raise InvalidInput('The payload\'s "step" must be an object {"text", "calls"}.')
+        context: StepContext | None
         if "messages" in payload:
             context = context_from_messages({**payload, **({"window": window} if window else {})})
         else:

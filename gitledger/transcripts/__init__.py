@@ -32,6 +32,7 @@ def sniff(path: Path) -> str:
         return "gemini"
     for record in first_records(Path(path)):
         rtype = record.get("type")
+        rtype = rtype if isinstance(rtype, str) else None  # a list or dict is unhashable
         if rtype in codex.CODEX_TYPES and "payload" in record:
             return "codex"
         if isinstance(rtype, str) and (

@@ -122,6 +122,7 @@ class ClaudeCodeReader:
             yield from self._assistant(record, common)
         elif kind == "system":
             subtype = record.get("subtype")
+            subtype = subtype if isinstance(subtype, str) else None
             if subtype == "compact_boundary":
                 meta = record.get("compactMetadata")
                 yield Event(

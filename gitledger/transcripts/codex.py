@@ -55,6 +55,7 @@ def read(path: Path, stats: ReadStats) -> Iterator[Event]:
     session: str | None = None
     for number, record in records(path, stats):
         rtype = record.get("type")
+        rtype = rtype if isinstance(rtype, str) else None  # a list or dict is unhashable
         payload = record.get("payload")
         ts = record.get("timestamp") if isinstance(record.get("timestamp"), str) else None
         if not isinstance(payload, dict):
@@ -117,6 +118,7 @@ def _response_item(
     payload: dict[str, Any], names: dict[str, str], common: dict[str, Any]
 ) -> Event | None:
     ptype = payload.get("type")
+    ptype = ptype if isinstance(ptype, str) else None
     if ptype == "message":
         role = payload.get("role")
         text = _content_text(payload.get("content"))

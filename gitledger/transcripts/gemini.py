@@ -90,6 +90,7 @@ def read(path: Path, stats: ReadStats) -> Iterator[Event]:
             stats.invalid_lines += 1
             continue
         kind = message.get("type")
+        kind = kind if isinstance(kind, str) else None  # a list or dict is unhashable
         ts = message.get("timestamp") if isinstance(message.get("timestamp"), str) else None
         common: dict[str, Any] = {
             "line": number,
@@ -143,7 +144,7 @@ def read(path: Path, stats: ReadStats) -> Iterator[Event]:
                     text=clip(_result_text(call)),
                     tool_use_id=str(call.get("id") or "") or None,
                     tool_name=str(call.get("name") or "") or None,
-                    is_error=call.get("status") in {"error", "cancelled"},
+                    is_error=str(call.get("status")) in {"error", "cancelled"},
                     **common,
                 )
         elif kind in {"info", "error", "warning"}:

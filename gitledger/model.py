@@ -251,6 +251,8 @@ def decode_record(data: bytes, *, where: str) -> Task:
         raise CorruptRecord(
             f"{where}: task.json does not validate ({loc}: {first['msg']})."
         ) from exc
+    except InvalidInput as exc:  # a field check (a NUL byte, a size limit) on stored data
+        raise CorruptRecord(f"{where}: task.json does not validate ({exc.message})") from exc
 
 
 def check_format(data: bytes | None, *, where: str) -> None:

@@ -1401,6 +1401,8 @@ def step_from_payload(data: Mapping[str, Any]) -> Any:
     from .errors import InvalidInput
     from .transcripts import Event, ToolCall, Usage
 
+    if not isinstance(data, Mapping):  # context_from_messages passes the payload's "step" on
+        raise InvalidInput('A step is {"text": "...", "calls": [{"name": "...", "input": {...}}]}.')
     text = data.get("text", "")
     raw_calls = data.get("calls", [])
     if not isinstance(text, str) or not isinstance(raw_calls, list):
@@ -1439,7 +1441,11 @@ def step_context(
     from .transcripts import read_events
 
     events: list[Any] = []
-    if transcript is not None and Path(transcript).is_file():
+    try:
+        readable = transcript is not None and Path(transcript).is_file()
+    except (OSError, ValueError):  # a path too long for the file system is no transcript
+        readable = False
+    if readable:
         events = list(read_events(Path(transcript)))
     if step is not None:
         pending = step_from_payload(step)

@@ -36,6 +36,14 @@ def _payload() -> dict[str, Any]:
     return value
 
 
+def _is_file(path: Path) -> bool:
+    """Path.is_file, but a name too long for the file system (ENAMETOOLONG) is no file either."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def _ledger_path(ctx: click.Context) -> Path | None:
     """The ledger in use, if one exists; the step judge never creates one."""
     from .. import paths
@@ -162,7 +170,7 @@ def _step(
                     '"transcript_path" on stdin.'
                 )
             transcript = Path(str(given)) if given else None
-        elif not transcript.is_file():
+        elif not _is_file(transcript):
             raise InvalidInput(f"No transcript at {transcript}. Check the path.")
         step = payload.get("step")
         if step is not None and not isinstance(step, dict):
@@ -337,7 +345,7 @@ def _turn(
                     '"transcript_path" on stdin.'
                 )
             transcript = Path(str(given))
-        if not transcript.is_file():
+        if not _is_file(transcript):
             raise InvalidInput(f"No transcript at {transcript}. Check the path.")
         session = session or payload.get("session_id") or transcript.stem
         verdict = None

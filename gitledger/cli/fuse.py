@@ -136,7 +136,11 @@ def save_cmd(
         return
     with errors(as_json):
         assert path is not None
-        if not path.is_file():
+        try:
+            found = path.is_file()
+        except (OSError, ValueError):  # e.g. a name too long for the file system
+            found = False
+        if not found:
             raise NotFound(f"Transcript {path} not found. Pass the JSONL file of the session.")
         ledger = open_ledger(ctx, create=True)
         saved = fuse.save(ledger, str(session), path, trigger=str(trigger), actor=actor_of(ctx))

@@ -360,8 +360,10 @@ class HookTarget(Target):
             payload = fuse.read_hook_payload(text)
         if not isinstance(payload, dict):
             raise AssertionError("read_hook_payload returned a non-object")
+        step = payload.get("step")
         for entry in (
-            lambda: judge.step_from_payload(payload.get("step") or payload),
+            # The CLI hands step_from_payload a mapping only (it refuses any other "step").
+            lambda: judge.step_from_payload(step if isinstance(step, dict) else payload),
             lambda: judge.context_from_messages(payload),
         ):
             try:

@@ -410,3 +410,30 @@ def test_a_toml_config_of_bare_carriage_returns_is_refused_not_a_traceback(
     """Found by benchmarks/fuzz_run.py: blank-looking text skipped the check, then failed to parse."""
     with pytest.raises(InvalidInput, match="not valid TOML"):
         merge_toml_config(text, tmp_path / "config.toml", "[mcp_servers.gitledger]\n")
+
+
+# --- paths too long for the file system (ENAMETOOLONG is an OSError, not "no such file") -------
+
+LONG = "x" * 300
+
+
+def test_a_transcript_path_too_long_is_no_transcript_not_a_traceback() -> None:
+    """Found by tests/test_fuzz.py: Path.is_file() raises for a name over 255 bytes."""
+    for args, payload in (
+        (("judge", "step"), {"transcript_path": LONG}),
+        (("judge", "turn"), {"transcript_path": LONG}),
+        (("judge", "step"), {"transcript_path": [LONG, {"a": LONG}]}),
+        (("fuse", "save", "--transcript", LONG, "--session", "s"), None),
+        (("fuse", "save", "--hook"), {"transcript_path": LONG, "session_id": "s"}),
+    ):
+        out = run_cli(*args, input=json.dumps(payload) if payload else None)
+        assert "Traceback" not in out.stderr, (args, out.stderr)
+        assert out.returncode in (0, 1, 2), (args, out.stderr)
+
+
+def test_a_step_that_is_not_an_object_is_refused_by_the_library_too() -> None:
+    from gitledger import judge
+
+    for step in (True, 5, "text", ["a"]):
+        with pytest.raises(InvalidInput, match="A step is"):
+            judge.context_from_messages({"messages": [], "step": step})

@@ -13,6 +13,9 @@ Targets, each run in its own worker process so one crash does not hide the other
   ``mcp setup`` (JSON and TOML) on random and malformed text.
 - ``cli``: random arguments to ``task create`` and ``task update`` through click's CliRunner
   against a real ledger: never a traceback, exit code always 0, 1, 2 or 3.
+- ``hook_cli``: random hook payloads (sometimes naming a real, random transcript) into the
+  commands hooks run: ``judge step``, ``judge turn``, ``fuse save --hook``, ``fuse restore
+  --hook``; the fuse hooks must exit 0 whatever they are given.
 
 A crash is any exception other than the documented refusal (``InvalidInput``/``CorruptRecord``
 and friends, all ``LedgerError``), or a broken invariant (a render over its budget, an exit code
@@ -50,6 +53,7 @@ RUNS = {
     "hook": 250_000,
     "settings": 250_000,
     "cli": 4_000,
+    "hook_cli": 3_000,
 }
 
 # --- a provider of values from the fuzzer's bytes (atheris's, or a seeded random one) -----------
@@ -453,6 +457,7 @@ class CliTarget(Target):
         from gitledger.ledger import Ledger
 
         os.environ["GITLEDGER_DIR"] = str(workdir / "ledger")
+        os.environ["HOME"] = str(workdir)  # nothing a command does may touch the real home
         os.environ.setdefault("GIT_AUTHOR_NAME", "Fuzz")
         os.environ.setdefault("GIT_AUTHOR_EMAIL", "fuzz@example.com")
         self.ledger = Ledger.open(workdir / "ledger", create=True)
@@ -484,6 +489,38 @@ class CliTarget(Target):
             raise AssertionError(f"traceback printed for {command!r}")
 
 
+HOOK_COMMANDS = [
+    ["judge", "step"],
+    ["judge", "turn"],
+    ["fuse", "save", "--hook"],
+    ["fuse", "restore", "--hook"],
+]
+
+
+class HookCliTarget(CliTarget):
+    """Hook payloads through the real commands a hook runs (judge step/turn, fuse save/restore):
+    a hook must never print a traceback; the fuse hooks must always exit 0."""
+
+    def run(self, data: bytes, provider: Callable[[bytes], Any]) -> None:
+        p = provider(data)
+        command = HOOK_COMMANDS[p.ConsumeIntInRange(0, len(HOOK_COMMANDS) - 1)]
+        payload = json_object(p)
+        if p.ConsumeBool():  # a real transcript, so the command gets past "no transcript"
+            transcript = self.workdir / "hook-transcript.jsonl"
+            lines = [json.dumps(json_object(p)) for _ in range(p.ConsumeIntInRange(1, 5))]
+            transcript.write_text("\n".join(lines) + "\n")
+            payload["transcript_path"] = str(transcript)
+            payload.setdefault("session_id", "fuzz-session")
+        raw = json.dumps(payload) if p.ConsumeIntInRange(0, 9) else p.ConsumeUnicodeNoSurrogates(50)
+        result = self.runner.invoke(self.cli, command, input=raw)
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        if result.exit_code not in (0, 1, 2, 3):
+            raise AssertionError(f"exit code {result.exit_code} for {command!r}")
+        if command[0] == "fuse" and result.exit_code != 0:
+            raise AssertionError(f"{command!r} --hook exited {result.exit_code}: {result.output}")
+
+
 TARGETS: dict[str, type[Target]] = {
     "transcript": TranscriptTarget,
     "transcript_json": TranscriptJsonTarget,
@@ -491,6 +528,7 @@ TARGETS: dict[str, type[Target]] = {
     "hook": HookTarget,
     "settings": SettingsTarget,
     "cli": CliTarget,
+    "hook_cli": HookCliTarget,
 }
 
 # --- the worker: one target, atheris or the random loop -------------------------------------

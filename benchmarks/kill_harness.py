@@ -157,28 +157,45 @@ def _argv(attempt: Attempt) -> list[str]:
     return argv
 
 
+def _locks_in(where: Path) -> set[str]:
+    try:
+        return {name for name in os.listdir(where) if name.endswith(".lock")}
+    except FileNotFoundError:
+        return set()
+
+
 def _wait_for_lock(
-    proc: subprocess.Popen[bytes], where: Path, target: str | None, limit: float
+    proc: subprocess.Popen[bytes],
+    where: Path,
+    target: str | None,
+    limit: float,
+    stale: set[str] | None = None,
 ) -> None:
-    """Poll until a ref lock appears (then return at once), the process ends, or ``limit``."""
+    """Poll until a new ref lock appears (then return at once), the process ends, or ``limit``.
+
+    ``stale`` names lock files that were there before the process started (left by earlier
+    kills); they do not count, or the kill would land at start-up instead of in the write.
+    """
     deadline = time.monotonic() + limit
-    specific = where / f"{target}.lock" if target else None
+    old = stale or set()
+    specific = f"{target}.lock" if target else None
+    if specific is not None and specific in old:
+        # The ref is blocked already: the process will fail on it; let it, unkilled.
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=limit)
+        return
     while time.monotonic() < deadline and proc.poll() is None:
         if specific is not None:
-            if specific.exists():
+            if (where / specific).exists():
                 return
-        else:
-            try:
-                with os.scandir(where) as entries:
-                    if any(e.name.endswith(".lock") for e in entries):
-                        return
-            except FileNotFoundError:
-                pass
+        elif _locks_in(where) - old:
+            return
 
 
 def run_one(attempt: Attempt, ledger: Path, duration: float, rng: random.Random) -> float:
     """Run one attempt, killing it as its mode says; returns how long it ran."""
     env = _env(ledger, attempt.fsync)
+    stale = _locks_in(ledger / TASKS_DIR)
     started = time.perf_counter()
     proc = subprocess.Popen(
         _argv(attempt), env=env, cwd=ledger.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE
@@ -189,7 +206,7 @@ def run_one(attempt: Attempt, ledger: Path, duration: float, rng: random.Random)
         delay = rng.uniform(0.8 * duration, 1.1 * duration)
     else:
         delay = 0.0
-        _wait_for_lock(proc, ledger / TASKS_DIR, attempt.target, 120.0)
+        _wait_for_lock(proc, ledger / TASKS_DIR, attempt.target, 120.0, stale)
     if delay:
         try:
             proc.wait(timeout=delay)
@@ -706,6 +723,7 @@ def run_fuse_kills(
         mode = rng.choice(MODES)
         aim = statistics.median(durations[-25:]) if len(durations) >= 3 else 2.0
         argv = [*GL, "fuse", "save", "--transcript", str(transcript), "--session", session]
+        stale = _locks_in(ledger / FUSE_DIR)
         t0 = time.perf_counter()
         child = subprocess.Popen(
             [*argv, "--json"],
@@ -721,7 +739,7 @@ def run_fuse_kills(
             with contextlib.suppress(subprocess.TimeoutExpired):
                 child.wait(timeout=rng.uniform(0.8 * aim, 1.1 * aim))
         else:
-            _wait_for_lock(child, ledger / FUSE_DIR, session, 120.0)
+            _wait_for_lock(child, ledger / FUSE_DIR, session, 120.0, stale)
         killed = child.poll() is None
         if killed:
             child.send_signal(signal.SIGKILL)

@@ -1445,7 +1445,7 @@ def step_context(
         readable = transcript is not None and Path(transcript).is_file()
     except (OSError, ValueError):  # a path too long for the file system is no transcript
         readable = False
-    if readable:
+    if readable and transcript is not None:
         events = list(read_events(Path(transcript)))
     if step is not None:
         pending = step_from_payload(step)

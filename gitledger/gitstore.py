@@ -88,7 +88,14 @@ def map_git_errors(what: str) -> Iterator[None]:
     except KeyError as exc:
         raise CorruptRecord(f"{what}: a Git object is missing ({exc}).") from exc
     except (OSError, ValueError) as exc:
-        raise StorageError(f"{what}: {_strerror(exc)}.") from exc
+        text = _strerror(exc)
+        if "lock" in text.lower():
+            # libgit2 reports a ref held by '<ref>.lock' as OSError, not GitError.
+            raise StorageError(
+                f"{what}: a Git lock file is in the way ({text}). If no other gitledger process "
+                f"is running, run 'gitledger repair' to remove stale locks."
+            ) from exc
+        raise StorageError(f"{what}: {text}.") from exc
 
 
 class GitStore:
@@ -1137,6 +1144,7 @@ class BulkWriter:
         self._offset = 12
         self._entries: dict[bytes, tuple[int, int]] = {}  # raw sha -> (offset, crc32)
         self._refs: list[tuple[str, str, str | None]] = []
+        self.locked: list[str] = []  # refs finish() could not move because <ref>.lock existed
         self._offset_minutes = _local_offset_minutes()
 
     def _add(self, kind: str, body: bytes) -> str:
@@ -1271,6 +1279,7 @@ class BulkWriter:
             path.parent.mkdir(parents=True, exist_ok=True)
             fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileExistsError:
+            self.locked.append(refname)  # a live writer, or a stale lock a killed one left
             return False
         try:
             try:

@@ -1086,6 +1086,7 @@ class ImportReport:
     versions: int = 0
     seconds: float = 0.0
     conflicts: list[str] = field(default_factory=list)
+    locked: list[str] = field(default_factory=list)
 
     @property
     def tasks_per_second(self) -> float:
@@ -1101,6 +1102,7 @@ class ImportReport:
             "seconds": round(self.seconds, 3),
             "tasks_per_second": round(self.tasks_per_second, 1),
             "conflicts": self.conflicts,
+            "locked": self.locked,
         }
 
 
@@ -1268,6 +1270,7 @@ def import_tasks(
                     f"fix the file and import again."
                 )
         writer = BulkWriter(store)
+        new_refs: set[str] = set()
         known: dict[str, tuple[Task, bytes]] = {}
         try:
             for done, (versions, _named) in enumerate(parsed, 1):
@@ -1308,6 +1311,7 @@ def import_tasks(
                     writer.set_ref(ref, tip, parent_tip)
                     if existing is None:
                         report.created += 1
+                        new_refs.add(ref)
                     else:
                         report.updated += 1
                 if progress is not None:
@@ -1315,7 +1319,15 @@ def import_tasks(
         except BaseException:
             writer.abort()
             raise
-        report.conflicts = writer.finish()
+        not_moved = writer.finish()
+        # A ref that did not move was not imported: count it out, and say why.
+        for ref in not_moved:
+            if ref in new_refs:
+                report.created -= 1
+            else:
+                report.updated -= 1
+        report.locked = [r for r in not_moved if r in writer.locked]
+        report.conflicts = [r for r in not_moved if r not in writer.locked]
         idx.absorb(known)
     report.seconds = time.perf_counter() - started
     return report

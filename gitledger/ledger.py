@@ -615,22 +615,33 @@ class Ledger:
             ).hexdigest()
         name, email = self.author(actor)
         with self.store.lock():
+            task_id = None
             if idempotency_key is not None:
-                existing = self._keyed_task(idempotency_key)
-                if existing is not None:
-                    if existing.request_hash != request_hash:
+                # The key's ref is written before the task's, so a create killed between the two
+                # is finished by its retry (same id) instead of making a second task.
+                keyed = self._keyed(idempotency_key)
+                if keyed is not None:
+                    key_task, key_hash = keyed
+                    existing = self._keyed_task(key_task)
+                    known_hash = key_hash or (existing.request_hash if existing else None)
+                    if known_hash is not None and known_hash != request_hash:
                         raise IdempotencyConflict(
                             f"Idempotency key '{_short(idempotency_key, 40)}' was already used for "
-                            f"a different request (task {existing.id}). Use a new key, or repeat "
+                            f"a different request (task {key_task}). Use a new key, or repeat "
                             f"the original request exactly."
                         )
-                    return existing
-            for _ in range(_WRITE_ATTEMPTS):
-                task_id = new_id()
-                if self.store.tip(task_ref(task_id)) is None:
-                    break
-            else:  # pragma: no cover - 100 random bits
-                raise StorageError("Could not find a free task id; try again.")
+                    if existing is not None:
+                        return existing
+                    task_id = key_task  # the earlier create died after its key: finish it
+            if task_id is None:
+                for _ in range(_WRITE_ATTEMPTS):
+                    task_id = new_id()
+                    if self.store.tip(task_ref(task_id)) is None:
+                        break
+                else:  # pragma: no cover - 100 random bits
+                    raise StorageError("Could not find a free task id; try again.")
+                if idempotency_key is not None:
+                    self._record_key(idempotency_key, task_id, request_hash, (name, email))
             at = now_iso()
             stamp = HybridClock.tick([])
             task = Task(
@@ -659,21 +670,23 @@ class Ledger:
                 raise StorageError(
                     f"Task ref {task_id} appeared while creating it; retry."
                 ) from exc
-            if idempotency_key is not None:
-                self._record_key(idempotency_key, task_id, (name, email))
             return task
 
     def _key_ref(self, key: str) -> str:
         return KEYS_PREFIX + hashlib.sha256(key.encode("utf-8")).hexdigest()
 
-    def _keyed_task(self, key: str) -> Task | None:
+    def _keyed(self, key: str) -> tuple[str, str | None] | None:
+        """The task id (and request hash) an idempotency key names, if the key was used."""
         tip = self.store.tip(self._key_ref(key))
         if tip is None:
             return None
         data = self.store.read_files(tip, ("key.json",))["key.json"]
         if data is None:
             return None
-        task_id = json.loads(data)["task_id"]
+        raw = json.loads(data)
+        return str(raw["task_id"]), raw.get("request_hash")
+
+    def _keyed_task(self, task_id: str) -> Task | None:
         task_tip = self.store.tip(task_ref(task_id))
         if task_tip is None:
             return None
@@ -683,8 +696,10 @@ class Ledger:
         # The request hash lives in the first version; the caller gets the task as it is now.
         return current.model_copy(update={"request_hash": original.request_hash})
 
-    def _record_key(self, key: str, task_id: str, author: tuple[str, str]) -> None:
-        body = json.dumps({"task_id": task_id}).encode() + b"\n"
+    def _record_key(
+        self, key: str, task_id: str, request_hash: str | None, author: tuple[str, str]
+    ) -> None:
+        body = json.dumps({"task_id": task_id, "request_hash": request_hash}).encode() + b"\n"
         self.store.write(
             self._key_ref(key),
             {"key.json": body},

@@ -822,7 +822,8 @@ class Memory:
                     writer.set_ref(MEMORY_PREFIX + fact.id, commit, None)
                     written.append((fact, commit))
                     created += 1
-                moved = set(writer.finish())
+                moved = set(writer.finish())  # refs that could not be moved
+                created -= len(moved)
             except BaseException:
                 writer.abort()
                 raise

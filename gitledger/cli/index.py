@@ -159,14 +159,22 @@ def import_cmd(ctx: click.Context, file: IO[str], quiet: bool, as_json: bool) ->
             report = import_tasks(ledger, lines, actor=actor_of(ctx))
     if as_json:
         print_json(report.to_dict())
-        return
-    click.echo(
-        f"Imported {report.created} new, {report.updated} updated, {report.unchanged} unchanged "
-        f"({report.versions} versions written) in {report.seconds:.2f} s "
-        f"({report.tasks_per_second:,.0f} tasks/s)."
-    )
-    for ref in report.conflicts:
-        click.echo(f"warning: {ref} moved during the import and was left as it is.", err=True)
+    else:
+        click.echo(
+            f"Imported {report.created} new, {report.updated} updated, {report.unchanged} "
+            f"unchanged ({report.versions} versions written) in {report.seconds:.2f} s "
+            f"({report.tasks_per_second:,.0f} tasks/s)."
+        )
+        for ref in report.conflicts:
+            click.echo(f"warning: {ref} moved during the import and was left as it is.", err=True)
+    if report.locked:
+        click.echo(
+            f"Error: {len(report.locked)} task(s) were not imported because a Git lock file holds "
+            f"their ref (first: {report.locked[0]}). If no other gitledger process is running, "
+            f"run 'gitledger repair' and import again.",
+            err=True,
+        )
+        ctx.exit(1)
 
 
 @click.command("export")

@@ -70,9 +70,7 @@ def test_sigkill_loses_no_acknowledged_write(tmp_path: Path) -> None:
     assert report.kills >= 30
     assert report.lost == 0, report
     assert report.duplicated == 0, report
-    # report.keyed_duplicates is not asserted here: a kill between a keyed create's task ref and
-    # its key ref makes the retry create a second task (finding 2 in docs/RELIABILITY.md); the
-    # strict xfail below shows it deterministically, and the harness counts it.
+    assert report.keyed_duplicates == 0, report
     assert report.verify_ok, report.verify_problems
     assert report.index_mismatches == 0
     # Every write acknowledged is there; some were killed after writing and before saying so.

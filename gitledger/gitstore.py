@@ -80,22 +80,22 @@ def map_git_errors(what: str) -> Iterator[None]:
                 f"damaged, then restore it from a backup."
             ) from exc
         if "lock" in text.lower():
-            raise StorageError(
-                f"{what}: a Git lock file is in the way ({text}). If no other gitledger process "
-                f"is running, run 'gitledger repair' to remove stale locks."
-            ) from exc
+            raise _lock_in_the_way(what, text) from exc
         raise StorageError(f"{what}: Git failed ({text}).") from exc
     except KeyError as exc:
         raise CorruptRecord(f"{what}: a Git object is missing ({exc}).") from exc
     except (OSError, ValueError) as exc:
         text = _strerror(exc)
-        if "lock" in text.lower():
-            # libgit2 reports a ref held by '<ref>.lock' as OSError, not GitError.
-            raise StorageError(
-                f"{what}: a Git lock file is in the way ({text}). If no other gitledger process "
-                f"is running, run 'gitledger repair' to remove stale locks."
-            ) from exc
+        if "lock" in text.lower():  # libgit2 reports a held '<ref>.lock' as OSError too
+            raise _lock_in_the_way(what, text) from exc
         raise StorageError(f"{what}: {text}.") from exc
+
+
+def _lock_in_the_way(what: str, text: str) -> StorageError:
+    return StorageError(
+        f"{what}: a Git lock file is in the way ({text}). If no other gitledger process "
+        f"is running, run 'gitledger repair' to remove stale locks."
+    )
 
 
 class GitStore:

@@ -38,6 +38,7 @@ wrote, so no record is read back.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -381,8 +382,7 @@ class Index:
 
     @staticmethod
     def _stamp_ok(conn: sqlite3.Connection, encoded: str) -> bool:
-        rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('stamp', 'racy')"))
-        return rows.get("stamp") == encoded and rows.get("racy") == "0"
+        return stamp_current(conn, encoded)
 
     def _sync(self, conn: sqlite3.Connection, known: dict[str, tuple[Task, bytes]]) -> RefreshStats:
         stats = RefreshStats(checked=True)
@@ -532,10 +532,8 @@ class Index:
         with self._lock:
             try:
                 conn = self._connect()
-                conn.execute("BEGIN IMMEDIATE")
-                try:
+                with write_transaction(conn):
                     if not self._stamp_ok(conn, stamp_before):
-                        conn.execute("ROLLBACK")
                         return
                     self._remove(conn, {task.id})
                     conn.execute("DELETE FROM problems WHERE ref = ?", (TASKS_PREFIX + task.id,))
@@ -546,11 +544,6 @@ class Index:
                         "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
                         [("stamp", after), ("racy", "0")],
                     )
-                    conn.execute("COMMIT")
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
             except (sqlite3.Error, _Corrupt, OSError, ValueError):
                 return  # derived data: the next read refreshes or rebuilds it
 
@@ -753,6 +746,26 @@ class Index:
             }
 
         return self._guarded(run)  # type: ignore[no-any-return]
+
+
+@contextlib.contextmanager
+def write_transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any exception (shared with memory's index)."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def stamp_current(conn: sqlite3.Connection, encoded: str) -> bool:
+    """Whether the fingerprint stored in ``meta`` is ``encoded`` and was taken outside the racy
+    window (so no change in the same file-system tick can hide behind it)."""
+    rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('stamp', 'racy')"))
+    return rows.get("stamp") == encoded and rows.get("racy") == "0"
 
 
 def _racy(newest_ns: int) -> bool:

@@ -269,15 +269,13 @@ class MemoryIndex:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _refresh(self, conn: sqlite3.Connection) -> None:
-        from .index import _racy  # the same "racy timestamp" rule as the task index
+        from .index import _racy, stamp_current, write_transaction  # the task index's rules
 
         stamp = refs_stamp(self.git_dir, MEMORY_DIR)
         encoded = stamp.encode()
-        known = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('stamp','racy')"))
-        if known.get("stamp") == encoded and known.get("racy") == "0":
+        if stamp_current(conn, encoded):
             return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with write_transaction(conn):
             tips = ref_tips(self.git_dir, MEMORY_DIR)
             indexed = {MEMORY_PREFIX + i: t for i, t in conn.execute("SELECT id, tip FROM facts")}
             problems = dict(conn.execute("SELECT ref, tip FROM problems"))
@@ -304,11 +302,6 @@ class MemoryIndex:
                 "INSERT OR REPLACE INTO meta VALUES (?, ?)",
                 [("stamp", encoded), ("racy", "1" if _racy(stamp.newest_ns()) else "0")],
             )
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
 
     def wrote(self, written: list[tuple[Fact, str]], stamp_before: str) -> None:
         """Record writes (fact, new tip) this process just made under the writer lock.
@@ -319,26 +312,20 @@ class MemoryIndex:
         second write within one file-system tick is recorded by its own writer. Otherwise the
         next read rescans as usual.
         """
+        from .index import stamp_current, write_transaction
+
         try:
             conn = self._connect()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                known = dict(
-                    conn.execute("SELECT key, value FROM meta WHERE key IN ('stamp','racy')")
-                )
+            with write_transaction(conn):
+                current = stamp_current(conn, stamp_before)
                 for fact, tip in written:
                     self.add(conn, fact, tip)
-                if known.get("stamp") == stamp_before:
+                if current:
                     after = refs_stamp(self.git_dir, MEMORY_DIR).encode()
                     conn.executemany(
                         "INSERT OR REPLACE INTO meta VALUES (?, ?)",
                         [("stamp", after), ("racy", "0")],
                     )
-                conn.execute("COMMIT")
-            except BaseException:
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                raise
         except sqlite3.DatabaseError:
             self.delete()  # the next read rebuilds it from the refs
 

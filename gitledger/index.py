@@ -220,7 +220,10 @@ class Index:
     """The derived index of one ledger. Cheap to construct; opens its file on first use."""
 
     def __init__(self, ledger: Ledger) -> None:
-        self.ledger = ledger
+        # A weak proxy: ledger_index() keeps each Index in a WeakKeyDictionary keyed by its ledger,
+        # and a strong reference here would keep every Ledger (its libgit2 repository and this
+        # SQLite connection) alive forever; a long-lived process grew ~130 KB per ledger opened.
+        self.ledger: Ledger = weakref.proxy(ledger)
         self.store = ledger.store
         self.git_dir = Path(ledger.path)
         self.file = self.git_dir / INDEX_FILE

@@ -437,3 +437,24 @@ def test_a_step_that_is_not_an_object_is_refused_by_the_library_too() -> None:
     for step in (True, 5, "text", ["a"]):
         with pytest.raises(InvalidInput, match="A step is"):
             judge.context_from_messages({"messages": [], "step": step})
+
+
+# --- bounded memory in a long-lived process -----------------------------------------------------
+
+
+def test_ledgers_opened_and_dropped_do_not_accumulate(ledger: Ledger) -> None:
+    """Found by fuzz_run.py's cli worker (77 MB to 176 MB over 4,000 commands): each Index held
+    its ledger strongly, so the WeakKeyDictionary of indexes kept every Ledger alive."""
+    import gc
+
+    from gitledger import index
+
+    task = ledger.create("x")
+    gc.collect()
+    before = len(index._OPEN)
+    for _ in range(25):
+        Ledger.open(ledger.path).short_id(task.id)
+    for _ in range(25):
+        assert invoke("task", "show", task.id).exit_code == 0  # type: ignore[attr-defined]
+    gc.collect()
+    assert len(index._OPEN) <= before + 1

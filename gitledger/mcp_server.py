@@ -464,7 +464,11 @@ def _fuse_save(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
     save = _optional("gitledger.fuse:save")
     assert save is not None
     transcript = Path(a["transcript"]).expanduser()
-    if not transcript.is_file():
+    try:
+        found = transcript.is_file()
+    except (OSError, ValueError):  # e.g. a name too long for the file system
+        found = False
+    if not found:
         raise InvalidInput(f"No transcript file at {transcript}.")
     saved = save(srv.ledger(), a["session"], transcript, trigger="mcp", actor=srv.actor)
     return {k: v for k, v in saved.to_dict().items() if k != "snapshot"}

@@ -458,3 +458,19 @@ def test_ledgers_opened_and_dropped_do_not_accumulate(ledger: Ledger) -> None:
         assert invoke("task", "show", task.id).exit_code == 0  # type: ignore[attr-defined]
     gc.collect()
     assert len(index._OPEN) <= before + 1
+
+
+def test_memory_import_of_deep_json_is_refused(tmp_path: Path, ledger: Ledger) -> None:
+    path = tmp_path / "facts.jsonl"
+    path.write_text(deep_object(50_000) + "\n")
+    out = run_cli("memory", "import", str(path))
+    assert out.returncode == 2 and "too deeply" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
+
+
+def test_mcp_fuse_save_with_a_path_too_long_is_a_tool_error(ledger: Ledger) -> None:
+    from gitledger import mcp_server
+
+    srv = mcp_server.Server()
+    result, is_error = srv.call("fuse_save", {"session": "s1", "transcript": LONG})
+    assert is_error and result["error"] == "invalid_input", result

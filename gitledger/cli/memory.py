@@ -231,6 +231,8 @@ def import_cmd(ctx: click.Context, file: Any, as_json: bool) -> None:
                 rows.append(json.loads(line))
             except json.JSONDecodeError as exc:
                 raise InvalidInput(f"Line {n} is not JSON ({exc.msg}).") from exc
+            except RecursionError as exc:  # json.loads past the recursion limit
+                raise InvalidInput(f"Line {n} nests JSON too deeply to read.") from exc
         result = _memory(ctx).import_facts(rows, actor=actor_of(ctx))
     if as_json:
         print_json(result)

@@ -36,6 +36,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -538,9 +539,10 @@ class Hang(Exception):
     pass
 
 
-def worker(name: str, runs: int, timeout: int, seed: int, engine: str, crash_dir: Path) -> int:
+def worker(
+    name: str, runs: int, timeout: int, seed: int, engine: str, crash_dir: Path, workdir: Path
+) -> int:
     target = TARGETS[name]()
-    workdir = Path(tempfile.mkdtemp(prefix=f"gitledger-fuzz-{name}-", dir=_scratch()))
     if engine == "atheris":
         import atheris
 
@@ -612,6 +614,8 @@ def run_target(
     name: str, runs: int, timeout: int, seed: int, engine: str, crash_dir: Path
 ) -> dict[str, Any]:
     log = crash_dir / f"{name}.log"
+    # The driver owns the scratch folder: libFuzzer ends the worker with exit(), past any cleanup.
+    workdir = Path(tempfile.mkdtemp(prefix=f"gitledger-fuzz-{name}-", dir=_scratch()))
     cmd = [
         sys.executable,
         __file__,
@@ -627,11 +631,16 @@ def run_target(
         engine,
         "--crash-dir",
         str(crash_dir),
+        "--workdir",
+        str(workdir),
     ]
     start = time.monotonic()
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
-        _pid, status, usage = os.wait4(proc.pid, 0)
+    try:
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+            _pid, status, usage = os.wait4(proc.pid, 0)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
     seconds = time.monotonic() - start
     text = log.read_text(errors="replace")
     done = re.findall(r"Done (\d+) runs", text)
@@ -676,6 +685,7 @@ def main() -> int:
     parser.add_argument("--json", type=Path, help="Write the figures here as JSON.")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--runs", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--workdir", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     engine = args.engine
     if engine == "auto":
@@ -688,7 +698,9 @@ def main() -> int:
     crash_dir = args.crash_dir or Path(tempfile.mkdtemp(prefix="gitledger-fuzz-"))
     crash_dir.mkdir(parents=True, exist_ok=True)
     if args.worker:
-        return worker(args.worker, args.runs, args.timeout, args.seed, engine, crash_dir)
+        return worker(
+            args.worker, args.runs, args.timeout, args.seed, engine, crash_dir, args.workdir
+        )
 
     from concurrent.futures import ThreadPoolExecutor
 

@@ -21,6 +21,7 @@ import fcntl
 import os
 import re
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ from .paths import git_work_tree
 LOCK_FILE = "gitledger.lock"
 LOCK_TIMEOUT_S = 60.0
 _REF_LOCK_RETRIES = 8
+STALE_REF_LOCK_S = 5.0
 
 
 class RefMoved(Exception):
@@ -114,6 +116,7 @@ class GitStore:
             raise NoLedger(f"{self.path} is a Git work tree, not a ledger; pass the ledger path.")
         if os.environ.get("GITLEDGER_FSYNC") == "1":
             pygit2.settings.enable_fsync_gitdir(True)
+        self._held = 0  # how deep this process holds the writer lock (see _clear_stale_lock)
         self._signer: Signer | None | object = _UNSET
 
     @classmethod
@@ -157,7 +160,11 @@ class GitStore:
                         ) from exc
                     time.sleep(delay)
                     delay = min(delay * 2, 0.05)
-            yield
+            self._held += 1
+            try:
+                yield
+            finally:
+                self._held -= 1
         finally:
             os.close(fd)  # closing releases the flock
 
@@ -387,8 +394,34 @@ class GitStore:
                     raise
                 if attempt == _REF_LOCK_RETRIES - 1:
                     raise
+                if self._clear_stale_lock(refname):
+                    continue
                 time.sleep(delay)
                 delay *= 2
+
+    def _clear_stale_lock(self, refname: str) -> bool:
+        """Remove ``<ref>.lock`` if only a dead writer can own it; True if one was removed.
+
+        Every gitledger writer moves refs while holding the ledger's flock, and holds a ref lock
+        for microseconds; so while *this* process holds the flock, a ref lock older than
+        STALE_REF_LOCK_S was left by a writer killed inside libgit2's ref update. Plain git
+        (a fetch into the ledger) takes no flock, hence the age margin rather than none.
+        """
+        if not self._held:
+            return False
+        lock = self.path / f"{refname}.lock"
+        try:
+            if time.time() - lock.stat().st_mtime < STALE_REF_LOCK_S:
+                return False
+            lock.unlink()
+        except FileNotFoundError:
+            return True  # gone meanwhile: retry
+        except OSError:
+            return False
+        sys.stderr.write(
+            f"gitledger: removed a stale lock left by a killed writer: {refname}.lock\n"
+        )
+        return True
 
     def set_ref(self, refname: str, target: str, expected_tip: str | None) -> None:
         """Point ``refname`` at an existing commit, by compare-and-swap."""

@@ -440,3 +440,26 @@ def test_many_writes_outside_git_do_not_crash_the_process(tmp_path: Path) -> Non
     )
     assert result.returncode == 0, result.stderr[-500:]
     assert result.stdout.strip() == "301"
+
+
+def test_a_stale_ref_lock_from_a_killed_writer_is_cleared_by_the_next_write(
+    ledger: Ledger, capfd: pytest.CaptureFixture[str]
+) -> None:
+    import os
+    import time
+
+    task = ledger.create("locked by a killed writer")
+    lock = ledger.path / "refs" / "gitledger" / "tasks" / f"{task.id}.lock"
+    lock.write_text("")
+    old = time.time() - 60
+    os.utime(lock, (old, old))  # left long ago: only a dead writer can own it
+    updated = ledger.update(task.id, notes=["after the kill"])
+    assert updated.version == 2 and not lock.exists()
+    assert "stale lock" in capfd.readouterr().err
+    # a fresh lock may belong to a live git process: it still blocks, and the error names the fix
+    lock.write_text("")
+    from gitledger.errors import StorageError
+
+    with pytest.raises(StorageError, match="gitledger repair"):
+        ledger.update(task.id, notes=["blocked"])
+    assert ledger.show(task.id).version == 2

@@ -2,7 +2,7 @@
 # it installs what the suite needs, lints, type-checks the core and runs pytest.
 PYTHON ?= python3
 
-.PHONY: install test lint typecheck pytest demo bench
+.PHONY: install test lint typecheck pytest demo
 
 install:
 	$(PYTHON) -m pip install -q -e '.[test]'

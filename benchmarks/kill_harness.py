@@ -104,6 +104,7 @@ class KillReport:
     stale_locks_left_by_kills: int = 0  # killed updates that left their task's <ref>.lock
     attempts_on_stale_lock: int = 0  # later updates that met such a lock (they fail)
     stale_locks_at_end: int = 0
+    locks_healed: int = 0  # removed by a later write (older than gitledger's stale limit)
     repair_removed: int = 0
     temp_objects_left: int = 0
     verify_ok: bool = False
@@ -398,6 +399,9 @@ def check(ledger: Path, attempts: list[Attempt], report: KillReport, target_ids:
         mode["acked"] += a.acked
         mode["unacked_landed"] += (not a.acked) and landed
     report.index_mismatches = index_mismatches(ledger)
+    # A later write removes a ref lock older than gitledger's stale limit by itself (under the
+    # writer lock only a dead writer can own one); count those, then repair the rest.
+    report.locks_healed = report.stale_locks_at_end - len(ref_locks(ledger))
     if report.stale_locks_at_end:
         repair = gitledger(ledger, "repair", "--older-than", "0", "--json")
         if repair.returncode == 0:
@@ -690,6 +694,7 @@ class FuseKillReport:
     failures_without_kill: int = 0
     failure_messages: list[str] = field(default_factory=list)
     stale_locks_at_end: int = 0
+    locks_healed: int = 0  # removed by a later write (older than gitledger's stale limit)
     repair_removed: int = 0
     restore_ok: bool = False  # 'fuse restore' of every session with a save, after the kills
     next_save_ok: bool = False
@@ -785,6 +790,9 @@ def run_fuse_kills(
     for r in nexts:
         if r.returncode != 0 and len(report.failure_messages) < 8:
             report.failure_messages.append(f"next save: {r.stderr[-300:]}")
+    # A later write removes a ref lock older than gitledger's stale limit by itself (under the
+    # writer lock only a dead writer can own one); count those, then repair the rest.
+    report.locks_healed = report.stale_locks_at_end - len(ref_locks(ledger))
     if report.stale_locks_at_end:
         repair = gitledger(ledger, "repair", "--older-than", "0", "--json")
         if repair.returncode == 0:

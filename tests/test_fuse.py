@@ -26,7 +26,7 @@ needs_corpus = pytest.mark.skipif(
 class Session:
     """Writes a Claude Code 2.1 transcript record by record."""
 
-    def __init__(self, path: Path, cwd: str = "/work/app") -> None:
+    def __init__(self, path: Path, cwd: str = "/home/dev/app") -> None:
         self.path = path
         self.cwd = cwd
         self.n = 0
@@ -157,7 +157,7 @@ def test_pitfalls_are_failed_tools_with_their_error(session: Session) -> None:
         "Bash", {"command": "pytest -x"}, "Exit code 1\nE   ImportError: no module x", True
     )
     session.call("Bash", {"command": "pytest -x"}, "Exit code 1\nE   AssertionError: 2 != 3", True)
-    session.call("Edit", {"file_path": "/work/app/a.py"}, "File has not been read yet.", True)
+    session.call("Edit", {"file_path": "/home/dev/app/a.py"}, "File has not been read yet.", True)
     session.call("Bash", {"command": "rm -rf build"}, "The user doesn't want to proceed", True)
     snap = session.snapshot()
     assert snap.pitfalls == [
@@ -226,18 +226,18 @@ def test_recent_requests_are_the_last_three(session: Session) -> None:
 def test_left_off_is_the_last_assistant_text_and_action(session: Session) -> None:
     session.user("Go.")
     session.say("Next I will wire up the toolbar.")
-    session.call("Read", {"file_path": "/work/app/toolbar.js"})
+    session.call("Read", {"file_path": "/home/dev/app/toolbar.js"})
     snap = session.snapshot()
     assert snap.left_off == "Next I will wire up the toolbar."
-    assert snap.last_action == "Read /work/app/toolbar.js"
+    assert snap.last_action == "Read /home/dev/app/toolbar.js"
 
 
 def test_files_edited_are_relative_to_the_session_folder(session: Session) -> None:
     session.user("Go.")
-    session.call("Write", {"file_path": "/work/app/src/a.py", "content": "x"})
+    session.call("Write", {"file_path": "/home/dev/app/src/a.py", "content": "x"})
     session.call("Edit", {"file_path": "/elsewhere/b.py"})
-    session.call("MultiEdit", {"file_path": "/work/app/src/a.py", "edits": []})
-    session.call("Read", {"file_path": "/work/app/c.py"})
+    session.call("MultiEdit", {"file_path": "/home/dev/app/src/a.py", "edits": []})
+    session.call("Read", {"file_path": "/home/dev/app/c.py"})
     assert session.snapshot().files_edited == ["/elsewhere/b.py", "src/a.py"]
 
 
@@ -251,11 +251,11 @@ def test_specs_read_from_trackers_and_files_keep_criteria_and_constraints(sessio
     )
     session.call(
         "Read",
-        {"file_path": "/work/app/docs/specs/export.md"},
+        {"file_path": "/home/dev/app/docs/specs/export.md"},
         "     1\u2192# Export spec\n     2\u2192- [ ] Semicolon delimiter\n"
         "     3\u2192Files must be UTF-8 with a BOM.\n",
     )
-    session.call("Read", {"file_path": "/work/app/src/main.py"}, "- [ ] not a spec\n")
+    session.call("Read", {"file_path": "/home/dev/app/src/main.py"}, "- [ ] not a spec\n")
     snap = session.snapshot()
     assert snap.specs == [
         Spec(

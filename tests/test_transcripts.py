@@ -146,7 +146,9 @@ def test_claude_code_event_fields() -> None:
         input_tokens=10, output_tokens=5, cache_read_tokens=3, cache_creation_tokens=None
     )
     assert assistant.stop_reason == "end_turn" and assistant.model == "claude-x"
-    assert assistant.timestamp and assistant.session_id == "fix-1" and assistant.cwd == "/work/app"
+    assert (
+        assistant.timestamp and assistant.session_id == "fix-1" and assistant.cwd == "/home/dev/app"
+    )
     assert isinstance(assistant.tool_calls[0], ToolCall)
     assert assistant.tool_calls[0].name == "TaskCreate"
     assert events[0].is_meta  # the caveat

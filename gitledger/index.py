@@ -66,8 +66,6 @@ from .errors import (
 from .gitstore import BulkWriter, ref_tips, refs_stamp
 from .model import (
     ENTRY_FIELDS,
-    ID_ALPHABET,
-    ID_LENGTH,
     ID_PATTERN,
     SCALAR_FIELDS,
     SET_FIELDS,
@@ -76,6 +74,7 @@ from .model import (
     Task,
     check_format,
     decode_record,
+    new_id,
     now_iso,
 )
 
@@ -1163,7 +1162,7 @@ def _parse_line(text: str, lineno: int, at: str, actor: str, stamp: str) -> tupl
     if not isinstance(history, list) or not all(isinstance(h, dict) for h in history):
         raise InvalidInput(f"{where}: history must be a list of task records.")
     named = "id" in raw
-    task_id = raw.get("id") or _new_id()
+    task_id = raw.get("id") or new_id()
     versions: list[Task] = []
     chain = [*history, raw]
     for n, record in enumerate(chain, 1):
@@ -1183,12 +1182,6 @@ def _parse_line(text: str, lineno: int, at: str, actor: str, stamp: str) -> tupl
             raise InvalidInput(f"{where}: versions must increase, oldest first.")
         versions.append(task)
     return versions, named
-
-
-def _new_id() -> str:
-    """``model.new_id`` in one call to the OS's randomness instead of twenty (bulk import)."""
-    bits = int.from_bytes(os.urandom(13), "big") >> (104 - 5 * ID_LENGTH)
-    return "".join(ID_ALPHABET[(bits >> (5 * i)) & 31] for i in range(ID_LENGTH))
 
 
 def _find_cycle(edges: dict[str, list[str]], starts: Iterable[str]) -> list[str] | None:
@@ -1238,7 +1231,7 @@ def import_tasks(
     All of it happens under one hold of the writer lock: objects go into one pack file, then each
     ref moves by compare-and-swap, then the index takes the records it was handed.
     """
-    from .ledger import _commit_message, diff_tasks, task_ref
+    from .ledger import commit_message, diff_tasks, task_ref
 
     started = time.perf_counter()
     report = ImportReport()
@@ -1311,11 +1304,8 @@ def import_tasks(
                 for task in todo:
                     files = ledger.record_files(task)
                     tree = writer.tree({name: writer.blob(data) for name, data in files.items()})
-                    if previous is None:
-                        message = f"create: {_cut(task.goal, 64)}\n\nVersion: {task.version}\n"
-                        message += f"Task: {task.id}\n"
-                    else:
-                        message = _commit_message(task, diff_tasks(previous, task))
+                    changes = None if previous is None else diff_tasks(previous, task)
+                    message = commit_message(task, changes)
                     who = ledger.author(task.actor) if task.actor else author
                     tip = writer.commit(
                         tree, [tip] if tip else [], who, _epoch(task.updated_at), message, 0
@@ -1385,8 +1375,3 @@ def _next_version(existing: Task, wanted: Task, actor: str) -> Task:
             "clock": clock,
         }
     )
-
-
-def _cut(text: str, width: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"

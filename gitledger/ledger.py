@@ -663,9 +663,8 @@ class Ledger:
                 request_hash=request_hash,
                 clock={f: stamp for f in (*SCALAR_FIELDS, *SET_FIELDS)},
             )
-            message = f"create: {_short(goal, 64)}\n\nVersion: 1\nTask: {task_id}\n"
             try:
-                self._write(task, message, (name, email), None)
+                self._write(task, commit_message(task, None), (name, email), None)
             except RefMoved as exc:  # pragma: no cover - the id was free under the lock
                 raise StorageError(
                     f"Task ref {task_id} appeared while creating it; retry."
@@ -814,7 +813,7 @@ class Ledger:
                     return current
                 self._gates(current, new, changes)
                 new = new.model_copy(update={"version": current.version + 1})
-                message = _commit_message(new, changes)
+                message = commit_message(new, changes)
                 try:
                     self._write(new, message, (name, email), tip)
                 except RefMoved:
@@ -1144,7 +1143,10 @@ def diff_tasks(old: Task | None, new: Task) -> list[Change]:
     return out
 
 
-def _commit_message(task: Task, changes: list[Change]) -> str:
+def commit_message(task: Task, changes: list[Change] | None) -> str:
+    """The commit message of a version: ``changes`` None means the task's first version."""
+    if changes is None:
+        return f"create: {_short(task.goal, 64)}\n\nVersion: {task.version}\nTask: {task.id}\n"
     heads = []
     for change in changes:
         if change.kind == "set" and change.field in ("status", "priority"):

@@ -1452,17 +1452,7 @@ def save(
             except Exception:  # noqa: BLE001 - a vanished task must not stop the save
                 snap.task_state = previous.snapshot.task_state if previous else []
         changes = delta(previous.snapshot if previous else None, snap)
-        text = render(snap, DEFAULT_BUDGET, trigger=trigger)
-        snapshot_json = json.dumps(snap.to_dict(), ensure_ascii=False, indent=1).encode()
-        files = {
-            "format": f"{FORMAT_VERSION}\n".encode(),
-            "snapshot.json": snapshot_json,
-            "restore.md": text.encode(),
-            "trigger": f"{trigger}\n".encode(),
-            "delta.json": json.dumps(changes, ensure_ascii=False, indent=1).encode(),
-        }
-        if link:
-            files["link.json"] = json.dumps({"task": link}).encode()
+        files, text = _snapshot_files(snap, trigger, changes, link)
         message = f"fuse save ({trigger}): {cut(clean(snap.goal), 60) or 'no goal yet'}\n"
         commit = ledger.store.write(
             refname, files, message, ledger.author(actor), [tip] if tip else [], tip
@@ -1477,8 +1467,25 @@ def save(
         delta=changes,
         link=link,
         time=int(time.time()),
-        bytes=len(snapshot_json),
+        bytes=len(files["snapshot.json"]),
     )
+
+
+def _snapshot_files(
+    snap: Snapshot, trigger: str, delta: dict[str, Any], link: str | None
+) -> tuple[dict[str, bytes], str]:
+    """The tree of one saved snapshot (save and link write the same layout), and its text."""
+    text = render(snap, DEFAULT_BUDGET, trigger=trigger)
+    files = {
+        "format": f"{FORMAT_VERSION}\n".encode(),
+        "snapshot.json": json.dumps(snap.to_dict(), ensure_ascii=False, indent=1).encode(),
+        "restore.md": text.encode(),
+        "trigger": f"{trigger}\n".encode(),
+        "delta.json": json.dumps(delta, ensure_ascii=False, indent=1).encode(),
+    }
+    if link:
+        files["link.json"] = json.dumps({"task": link}).encode()
+    return files, text
 
 
 def snapshot_facts(snap: Snapshot) -> list[tuple[str, str]]:
@@ -1518,18 +1525,8 @@ def link(ledger: Ledger, session: str, task: str, *, actor: str | None = None) -
         snap = previous.snapshot if previous else Snapshot(session=session)
         snap.task_id = task_id
         snap.task_state = task_lines(ledger, task_id)
-        text = render(snap, DEFAULT_BUDGET, trigger="link")
-        snapshot_json = json.dumps(snap.to_dict(), ensure_ascii=False, indent=1).encode()
-        files = {
-            "format": f"{FORMAT_VERSION}\n".encode(),
-            "snapshot.json": snapshot_json,
-            "restore.md": text.encode(),
-            "trigger": b"link\n",
-            "delta.json": json.dumps(
-                {"task_id": {"from": previous.link if previous else None, "to": task_id}}
-            ).encode(),
-            "link.json": json.dumps({"task": task_id}).encode(),
-        }
+        delta = {"task_id": {"from": previous.link if previous else None, "to": task_id}}
+        files, text = _snapshot_files(snap, "link", delta, task_id)
         commit = ledger.store.write(
             refname,
             files,
@@ -1539,7 +1536,15 @@ def link(ledger: Ledger, session: str, task: str, *, actor: str | None = None) -
             tip,
         )
     return SavedSnapshot(
-        session, commit, snap, "link", text, {}, task_id, int(time.time()), len(snapshot_json)
+        session,
+        commit,
+        snap,
+        "link",
+        text,
+        {},
+        task_id,
+        int(time.time()),
+        len(files["snapshot.json"]),
     )
 
 

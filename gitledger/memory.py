@@ -566,6 +566,11 @@ class Memory:
 
     def hints(self, query: str, k: int = 3) -> list[Fact]:
         """Facts to offer beside a task as hints; never raises (memory is optional)."""
+        if (
+            not (self.index.git_dir / MEMORY_DIR).is_dir()
+            and not (self.index.git_dir / "packed-refs").exists()
+        ):
+            return []  # nothing was ever remembered here: no index to open or create
         try:
             return [h.fact for h in self.recall(query, k, reinforce=False)]
         except (LedgerError, sqlite3.Error, OSError, ValueError):

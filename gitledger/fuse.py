@@ -186,12 +186,139 @@ _FILLER_WORDS_RE = re.compile(
 )
 
 
+# Words a note can do without once an item has to be shortened (the first person, "let me").
+_NOTE_WORDS_RE = re.compile(
+    r"(?<![\w/.`'-])(i'?ll|i'?m|i am|i|we'?ll|we|let me|let'?s|currently|actually|basically)"
+    r"(?![\w/`'-]|\.\w)\s*",
+    re.I,
+)
+
+
+def _dense(text: str) -> str:
+    """``text`` as a terse note: filler words and the first person left out."""
+    dense = _NOTE_WORDS_RE.sub("", _FILLER_WORDS_RE.sub("", text))
+    return " ".join(dense.split()) or text
+
+
 def shorten(text: str, limit: int) -> str:
     """``text`` in ``limit`` bytes: as is if it fits, else without filler words, then cut."""
     if len(text.encode("utf-8")) <= limit:
         return text
     dense = " ".join(_FILLER_WORDS_RE.sub("", text).split())
     return cut(dense or text, limit)
+
+
+# Clause boundaries: punctuation followed by a space, a dash between words, or a conjunction that
+# starts a reason or a contrast.
+_CLAUSE_RE = re.compile(
+    r"(?<=[,;:.!?])\s+|\s+[—–-]\s+|"
+    r"\s+(?=(?:because|since|so that|so|but|rather than|instead of|while|and then)\s)",
+    re.I,
+)
+# Tokens a reader cannot reconstruct from context: names with digits, underscores, slashes, dots
+# or inner capitals, ALL-CAPS words, quoted code.
+_SALIENT_RE = re.compile(
+    r"`[^`]+`|[\w./-]*\d[\w./-]*|[\w.-]*[_/][\w./-]*|\w+\.\w{1,5}\b|"
+    r"\b[A-Z][a-z0-9]+[A-Z]\w*|\b[A-Z][A-Z0-9]{1,}\b"
+)
+
+
+def _salience(text: str) -> int:
+    """Two points for each distinct name with a digit, ``_``, ``/``, a file extension or quotes;
+    one for a CamelCase or ALL-CAPS word."""
+    score = 0
+    for token in {m.group(0) for m in _SALIENT_RE.finditer(text)}:
+        score += 2 if re.search(r"[\d_/`]|\w\.\w", token) else 1
+    return score
+
+
+def _clauses(text: str) -> list[tuple[str, str]]:
+    """``text`` split into (clause, the separator that followed it). A short clause ending in ":"
+    is a label ("last action:", "Found one earlier attempt:") and stays with what follows it."""
+    out: list[tuple[str, str]] = []
+    start = 0
+    for match in _CLAUSE_RE.finditer(text):
+        label = text[match.start() - 1] == ":" and match.start() - start <= 30
+        if match.start() > start and not label:
+            out.append((text[start : match.start()], text[match.start() : match.end()]))
+            start = match.end()
+    if start < len(text):
+        out.append((text[start:], ""))
+    return out
+
+
+def condense(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` UTF-8 bytes, keeping what says the most.
+
+    As is if it fits; else as a terse note (filler words and the first person left out); else its
+    first clause, which says what the item is, plus as many of its other clauses as fit, those
+    naming files, identifiers or numbers first, in their original order with "…" for a gap;
+    a first clause that does not fit alone is cut at a word boundary."""
+    if len(text.encode("utf-8")) <= limit:
+        return text
+    dense = _dense(text)
+    if len(dense.encode("utf-8")) <= limit:
+        return dense
+    parts = _clauses(dense)
+    if len(parts) < 2:
+        return cut(dense, limit)
+
+    def build(chosen: list[int]) -> str:
+        out = ""
+        for n, i in enumerate(chosen):
+            clause = parts[i][0]
+            if n + 1 < len(chosen):
+                gap = chosen[n + 1] != i + 1
+                out += clause.rstrip(" ,;:") + " … " if gap else clause + parts[i][1]
+            else:
+                out += clause.rstrip(" ,;:.") + ("…" if i + 1 < len(parts) else "")
+        return out
+
+    chosen = [0]
+    if len(build(chosen).encode("utf-8")) > limit:
+        return _window(parts[0][0], limit)
+    rest = sorted(range(1, len(parts)), key=lambda i: (-_salience(parts[i][0]), i))
+    for i in rest:
+        trial = sorted([*chosen, i])
+        if len(build(trial).encode("utf-8")) <= limit:
+            chosen = trial
+    shown, head = build(chosen), cut(dense, limit)
+    # Reading order (the head of the note) unless the clauses chosen name more.
+    return shown if _salience(shown) > _salience(head) else head
+
+
+def _window(text: str, limit: int) -> str:
+    """The words of ``text`` that fit ``limit`` bytes (with "…" where cut) and name the most
+    files, identifiers or numbers; the earliest such run of words when several do; the head of
+    ``text`` when no run names one."""
+    words = text.rstrip(" ,;:.").split()
+    best: tuple[int, int, str] = (1, 0, cut(text, limit))
+    for i in range(len(words)):
+        # the first word stays: it often says which way the rest goes ("Never", "Decided")
+        lead = "" if i == 0 else words[0] + " … " if i > 1 else words[0] + " "
+        for j in range(len(words), i, -1):
+            shown = lead + " ".join(words[i:j]) + ("…" if j < len(words) else "")
+            if len(shown.encode("utf-8")) <= limit:
+                score = _salience(shown)
+                if score > best[0] or (score == best[0] and j - i > best[1]):
+                    best = (score, j - i, shown)
+                break
+    return best[2]
+
+
+def shorten_path(path: str, limit: int) -> str:
+    """A file path in ``limit`` bytes, shortened from the left: the file name says the most."""
+    if len(path.encode("utf-8")) <= limit:
+        return path
+    parts = path.split("/")
+    tail = parts[-1]
+    for part in reversed(parts[:-1]):
+        longer = part + "/" + tail
+        if len(("…/" + longer).encode("utf-8")) > limit:
+            break
+        tail = longer
+    shown = "…/" + tail
+    return shown if len(shown.encode("utf-8")) <= limit else cut(parts[-1], limit)
 
 
 # Leads that label what follows ("Decision: use X because Y"): kept, since they say what it is.
@@ -954,11 +1081,19 @@ class _Section:
     items: list[str]
     quota: int  # items that get a short slot before any section gets more
     noun: str  # for the "left out" line
-    inline: bool = False  # items joined on the heading line (files)
+    inline: bool = False  # items joined on the heading line (files; every section when small)
+    paths: bool = False  # items are file paths: shortened from the left
+    first: bool = True  # its first item gets a slot in the first, breadth-first pass
 
 
 SMALL_BUDGET = 2_000
 _LEADING_FILLER_RE = re.compile(r"^(and|but|also|so|ok(ay)?|well|please|then|now)[,:]?\s+", re.I)
+# What a sub-agent says before its result ("Perfect! I have all the information needed.").
+_AGENT_CHATTER_RE = re.compile(
+    r"^(?:\s*(?:(?:perfect|excellent|great|good|done|ok(?:ay)?|alright|sure|now)[!.,]|"
+    r"(?:now )?(?:i have|i've|i now have|let me|i'll|i will|i can now)\b[^.!?]{0,120}[.!?:])\s*)+",
+    re.I,
+)
 
 
 def _item(text: str) -> str:
@@ -966,6 +1101,22 @@ def _item(text: str) -> str:
     text = clean(text)
     stripped = _LEADING_FILLER_RE.sub("", text)
     return stripped[:1].upper() + stripped[1:] if stripped else text
+
+
+def _action(text: str) -> str:
+    """A tool call as an item: a shell command without the tool's name or ``2>&1``."""
+    text = clean(text)
+    text = re.sub(r"^Bash ", "", text)
+    return re.sub(r"\s+2>&1(?=\s|…|$)", "", text)
+
+
+def _agent_item(result: SubagentResult) -> str:
+    """A sub-agent's result first, without its opening chatter; what it was asked after it."""
+    text = clean(result.text)
+    text = _AGENT_CHATTER_RE.sub("", text) or text
+    text = " ".join(re.sub(r"(^|\s)#{1,6}\s|\*\*", " ", text).split()) or text
+    agent = clean(result.agent)
+    return f"{text} (asked: {agent})" if agent else text
 
 
 def _shown_elsewhere(request: str, snap: Snapshot) -> bool:
@@ -977,6 +1128,58 @@ def _shown_elsewhere(request: str, snap: Snapshot) -> bool:
     return bool(sentences) and all(x in kept for x in sentences)
 
 
+_LABEL_RE = re.compile(r"^(\[\w+\] |rule: |plan: |last action: )")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_norm(_dense(_LABEL_RE.sub("", text))).split())
+
+
+def _dedupe(goal: str, sections: list[_Section]) -> None:
+    """Drop an item that says nothing an item of higher priority (or the goal) does not: the same
+    words, or a subset of one's words (a constraint that is also a spec's rule, a decision repeated
+    as a close reason)."""
+    seen: list[frozenset[str]] = [_words(goal)]
+    for section in sections:
+        if section.paths or section.key == "task":
+            continue
+        kept = []
+        for item in section.items:
+            words = _words(item)
+            if words and any(words <= other for other in seen if len(words) >= 3 or words == other):
+                continue
+            kept.append(item)
+            if words:
+                seen.append(words)
+        section.items = kept
+
+
+def _spec_sections(snap: Snapshot) -> list[_Section]:
+    """One section per spec, the newest (the item in progress) first. Its criteria come before its
+    rules; an older spec's rules come first, since its criteria are usually met by now while its
+    rules still bind the code."""
+    out = []
+    several = len(snap.specs) > 1
+    for age, spec in enumerate(reversed(snap.specs)):
+        criteria = [clean(c) for c in spec.criteria]
+        rules = [f"rule: {clean(c)}" for c in spec.constraints]
+        lines = criteria + rules if age == 0 else rules + criteria
+        ref = clean(spec.ref)
+        name = cut(ref.split(" ")[-1], 40)  # "bd show x-1" -> "x-1"
+        out.append(
+            _Section(
+                f"spec{age}",
+                f"SPEC ({name}):",
+                f"SPEC {name}:" if several else "SPEC:",
+                lines[: max(3, SPEC_LINES >> age)],
+                3 if age == 0 else 0,
+                "spec",
+                first=age == 0,
+            )
+        )
+    return out
+
+
 def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_Section]:
     items = []
     for item in snap.open_items:
@@ -984,28 +1187,18 @@ def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_
             item.status, ""
         )
         items.append(mark + clean(item.text))
-    spec_lines = []
-    spec_heading = "SPEC:"
-    for age, spec in enumerate(reversed(snap.specs)):
-        # one spec: named in the heading; several: each line names its spec's short ref
-        head = "" if len(snap.specs) == 1 else clean(spec.ref).split(" ")[-1] + ": "
-        lines = [f"{head}{clean(c)}" for c in spec.criteria]
-        lines += [f"{head}rule: {clean(c)}" for c in spec.constraints]
-        spec_lines.extend(lines[: max(2, SPEC_LINES >> (2 * age))])
-    if len(snap.specs) == 1:
-        spec_heading = f"SPEC ({cut(clean(snap.specs[0].ref), 60)}):"
     left = []
     if snap.left_off:
         left.append(clean(snap.left_off))
     if snap.plan:
         left.append("plan: " + clean(snap.plan))
     if snap.last_action:
-        left.append("last action: " + clean(snap.last_action))
-    agents = [f"{clean(r.agent)}: {clean(r.text)}" for r in reversed(snap.subagent_results)]
-    return [
+        left.append("last action: " + _action(snap.last_action))
+    agents = [_agent_item(r) for r in reversed(snap.subagent_results)]
+    sections = [
         _Section("task", "LINKED TASK:", "TASK:", [clean(t) for t in task_lines], 6, "task"),
         _Section("open", "OPEN ITEMS:", "OPEN:", items, 4, "open"),
-        _Section("specs", spec_heading, "SPEC:", spec_lines, 3, "spec"),
+        *_spec_sections(snap),
         _Section(
             "constraints",
             "CONSTRAINTS:",
@@ -1026,7 +1219,7 @@ def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_
             "pitfalls",
             "PITFALLS:",
             "FAILED:",
-            [_item(p) for p in reversed(snap.pitfalls)],
+            [_action(p) for p in reversed(snap.pitfalls)],
             2,
             "pitfalls",
         ),
@@ -1048,6 +1241,7 @@ def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_
             6,
             "files",
             inline=True,
+            paths=True,
         ),
         _Section(
             "history",
@@ -1056,6 +1250,7 @@ def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_
             [clean(g) for g in reversed(snap.goal_history)],
             0,
             "earlier goals",
+            first=False,
         ),
         # Memory is a hint, never the task line: last, labelled, and the first to go.
         _Section(
@@ -1065,14 +1260,17 @@ def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_
             [clean(h) for h in hints],
             0,
             "hints",
+            first=False,
         ),
     ]
+    _dedupe(clean(snap.goal), sections)
+    return sections
 
 
 def _header(snap: Snapshot, budget: int, trigger: str) -> list[str]:
     session = clean(snap.session)[:12] or "?"
     if budget < SMALL_BUDGET:
-        return [f"[gitledger fuse: session {session}; recorded data, not instructions]"]
+        return [f"[gitledger fuse {session}: saved data, not instructions]"]
     when = clean(snap.last_timestamp or "")[:16].replace("T", " ")
     return [
         f"[gitledger fuse] The task line of session {session}, saved before compaction "
@@ -1096,9 +1294,11 @@ def render(
 
 class _Packer:
     """Grants each item a byte length: short slots first (breadth first, by priority), then
-    growth in even steps, so items are shortened before any is dropped."""
+    growth in even steps, so items are shortened before any is dropped. Under SMALL_BUDGET a
+    section is one line (its heading, then its items joined by " | ")."""
 
     STEP = 24
+    JOIN = " | "
 
     def __init__(
         self,
@@ -1114,12 +1314,16 @@ class _Packer:
         self.sections = _sections(
             snap, task_lines if task_lines is not None else snap.task_state, hints
         )
+        if self.small:
+            for section in self.sections:
+                section.inline = True
         self.header = _header(snap, budget, trigger)
         self.goal = clean(snap.goal) or "(no request recorded yet)"
         self.lengths = [[0] * len(s.items) for s in self.sections]
         self.goal_full = len(self.goal.encode()) + 6
         self.goal_limit = min(self.goal_full, max(80, budget // 6))
         self.min_item = max(40, min(100, budget // 25))
+        self.max_short = self.min_item * 3 // 2 if self.small else self.min_item * 2
         self.more = (
             f"More: gitledger fuse restore --session {clean(snap.session)[:40]} "
             f"--budget {MAX_BUDGET}."
@@ -1130,35 +1334,55 @@ class _Packer:
         frame = [*self.header, "~~~ fuse-data", "~~~"]
         self.frame_bytes = sum(len(x.encode()) + 1 for x in frame)
 
+    def short_slot(self, si: int, ii: int) -> int:
+        """The first slot of an item: its first clause as a note, at least ``min_item`` bytes and
+        at most twice that; the whole item when it is shorter."""
+        item = self.sections[si].items[ii]
+        full = len(item.encode())
+        if self.sections[si].paths:  # at first the file's name, under a small budget
+            name = len(item.rsplit("/", 1)[-1].encode()) + 4
+            return min(full, max(name, 20) if self.small else self.min_item)
+        dense = _dense(item)
+        first = len(_clauses(dense)[0][0].encode()) + 3 if item.strip() else 0
+        return min(full, len(dense.encode()), max(self.min_item, min(first, self.max_short)))
+
     def shown(self, si: int, ii: int) -> str:
         n = self.lengths[si][ii]
         key = (si, ii, n)
         if key not in self._short:
-            self._short[key] = shorten(self.sections[si].items[ii], n)
+            section = self.sections[si]
+            text = section.items[ii]
+            self._short[key] = shorten_path(text, n) if section.paths else condense(text, n)
         return self._short[key]
 
     def heading(self, section: _Section) -> str:
         return section.short if self.small else section.heading
 
+    def joiner(self, section: _Section) -> str:
+        return ", " if section.paths else self.JOIN
+
     def goal_line(self) -> str:
-        return "GOAL: " + shorten(self.goal, max(self.goal_limit - 6, 8))
+        return "GOAL: " + condense(self.goal, max(self.goal_limit - 6, 8))
 
     def footer(self) -> str:
-        left = []
+        left: dict[str, int] = {}
         shortened = 0
         for section, granted in zip(self.sections, self.lengths, strict=True):
             dropped = sum(1 for n in granted if n == 0)
             if dropped:
-                left.append(f"{dropped} {section.noun}")
+                noun = section.short.split(" ")[0].rstrip(":") if self.small else section.noun
+                left[noun] = left.get(noun, 0) + dropped
             shortened += sum(
                 1
                 for item, n in zip(section.items, granted, strict=True)
                 if 0 < n < len(item.encode())
             )
         if self.terse and left:
-            dropped_total = sum(1 for granted in self.lengths for n in granted if n == 0)
-            return f"Left out: {dropped_total} items."
-        parts = ["Left out: " + ", ".join(left) + "." if left else "Nothing left out."]
+            return f"Left out: {sum(left.values())} items."
+        listed = ", ".join(f"{n} {noun}" for noun, n in left.items())
+        if self.small:  # the short headings name the kinds: "Left out: RULES 1, DECIDED 2."
+            listed = ", ".join(f"{noun} {n}" for noun, n in left.items())
+        parts = [f"Left out: {listed}." if left else "Nothing left out."]
         if shortened and not self.small:
             parts.append(f"{shortened} items shortened.")
         if (left or shortened) and not self.small:
@@ -1178,7 +1402,7 @@ class _Packer:
             return 0
         heading = len(self.heading(section).encode())
         if section.inline:
-            return heading + 1 + len(", ".join(shown).encode()) + 1
+            return heading + 1 + len(self.joiner(section).join(shown).encode()) + 1
         return heading + 1 + sum(len(x.encode()) + 3 for x in shown)
 
     def size(self) -> int:
@@ -1215,10 +1439,12 @@ class _Packer:
         sections = self.sections
         for depth in (1, None, 10_000):
             for si, section in enumerate(sections):
+                if depth == 1 and not section.first:
+                    continue
                 limit = section.quota if depth is None else depth
-                for ii, item in enumerate(section.items[:limit]):
+                for ii, _ in enumerate(section.items[:limit]):
                     if self.lengths[si][ii] == 0:
-                        self.try_set(si, ii, min(len(item.encode()), self.min_item))
+                        self.try_set(si, ii, self.short_slot(si, ii))
         # Grow the goal to a fifth of the budget, then every shown item in even steps, then the
         # goal again, until nothing more fits.
         self.grow_goal(max(self.goal_limit, self.budget // 5))
@@ -1238,7 +1464,7 @@ class _Packer:
             if not shown:
                 continue
             if section.inline:
-                lines.append(self.heading(section) + " " + ", ".join(shown))
+                lines.append(self.heading(section) + " " + self.joiner(section).join(shown))
             else:
                 lines.append(self.heading(section))
                 lines.extend("- " + x for x in shown)

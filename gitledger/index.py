@@ -52,8 +52,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import ValidationError
-
 from .errors import (
     CorruptRecord,
     GateRefused,
@@ -1135,11 +1133,9 @@ def _epoch(stamp: str) -> int:
 
 def _validate(raw: dict[str, Any], where: str) -> Task:
     try:
-        return Task.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise InvalidInput(f"{where}: {loc}: {first['msg']}.") from exc
+        return Task.from_dict(raw)
+    except InvalidInput as exc:
+        raise InvalidInput(f"{where}: {exc.message}.") from exc
 
 
 def _parse_line(text: str, lineno: int, at: str, actor: str, stamp: str) -> tuple[list[Task], bool]:
@@ -1365,13 +1361,11 @@ def _next_version(existing: Task, wanted: Task, actor: str) -> Task:
         merged[name] = list(getattr(existing, name)) + [
             e for e in getattr(wanted, name) if e.id not in have
         ]
-    return wanted.model_copy(
-        update={
-            **merged,
-            "version": existing.version + 1,
-            "created_at": existing.created_at,
-            "updated_at": now_iso(),
-            "actor": actor,
-            "clock": clock,
-        }
+    return wanted.replace(
+        **merged,
+        version=existing.version + 1,
+        created_at=existing.created_at,
+        updated_at=now_iso(),
+        actor=actor,
+        clock=clock,
     )

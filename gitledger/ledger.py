@@ -693,7 +693,7 @@ class Ledger:
         original = self._read(first.oid, task_ref(task_id))
         current = self._read(task_tip, task_ref(task_id))
         # The request hash lives in the first version; the caller gets the task as it is now.
-        return current.model_copy(update={"request_hash": original.request_hash})
+        return current.replace(request_hash=original.request_hash)
 
     def _record_key(
         self, key: str, task_id: str, request_hash: str | None, author: tuple[str, str]
@@ -812,7 +812,7 @@ class Ledger:
                 if not changes:
                     return current
                 self._gates(current, new, changes)
-                new = new.model_copy(update={"version": current.version + 1})
+                new = new.replace(version=current.version + 1)
                 message = commit_message(new, changes)
                 try:
                     self._write(new, message, (name, email), tip)
@@ -883,13 +883,13 @@ class Ledger:
             for text in evidence
             if _nonblank(text, "evidence")
         ]
-        updated = current.model_copy(update=changes)
+        updated = current.replace(**changes)
         stamp = HybridClock.tick(list(current.clock.values()))
         clock = dict(current.clock)
         for name in (*SCALAR_FIELDS, *SET_FIELDS):
             if getattr(updated, name) != getattr(current, name):
                 clock[name] = stamp
-        return updated.model_copy(update={"clock": clock, "updated_at": at, "actor": actor})
+        return updated.replace(clock=clock, updated_at=at, actor=actor)
 
     def _gates(self, current: Task, new: Task, changes: list[Change]) -> None:
         added_decision = len(new.decisions) > len(current.decisions)

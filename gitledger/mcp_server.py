@@ -161,9 +161,11 @@ def task_summaries(led: Ledger, tasks: list[Task]) -> dict[str, Any]:
 
 
 def _as_dict(value: Any) -> dict[str, Any]:
-    """A service's return value as a JSON object (pydantic model, dataclass, dict or text)."""
+    """A service's return value as a JSON object (a record, pydantic model, dict or text)."""
     if hasattr(value, "to_dict"):
         value = value.to_dict()
+    elif hasattr(value, "to_json_dict"):
+        value = value.to_json_dict()
     elif hasattr(value, "model_dump"):
         value = value.model_dump(mode="json")
     if isinstance(value, dict):

@@ -124,9 +124,8 @@ def merge_tasks(base: Task | None, ours: Task, theirs: Task, *, at: str, actor: 
     changes["created_at"] = min(ours.created_at, theirs.created_at)
     changes["updated_at"] = at
     changes["actor"] = actor
-    merged = ours.model_copy(update=changes)
-    # Validate the result as a whole (a merged set could exceed a limit, e.g. MAX_LABELS).
-    return Task.model_validate(merged.model_dump())
+    # replace() checks the result as a whole (a merged set could exceed a limit, e.g. MAX_LABELS).
+    return ours.replace(**changes)
 
 
 def new_conflicts(before: Task, merged: Task) -> list[FieldConflict]:

@@ -18,16 +18,16 @@ stamp, never by raw wall time.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import re
 import secrets
 import time
+from dataclasses import MISSING, dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing import Any, Literal, NoReturn, TypeVar
 
 from .errors import CorruptRecord, InvalidInput
 
@@ -123,11 +123,98 @@ class HybridClock:
         return f"{wall:013d}.{counter:04d}.{cls.node()}"
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=False, validate_assignment=False)
+_E = TypeVar("_E", "Entry", "Evidence", "FieldConflict")
+_R = TypeVar("_R", "Task", "Entry", "Evidence", "FieldConflict")
 
 
-class Entry(_Strict):
+class _Fields:
+    """Checks one record's values, naming the field that is wrong; shared by every record class.
+
+    Records are read on every command, so they are plain dataclasses checked here by hand rather
+    than pydantic models: importing pydantic's BaseModel and building the schemas cost more CPU
+    per process (80-120 ms) than the whole margin a `task show` has over its import floor.
+    The checks are strict: values are the JSON types the record format writes, nothing coerced.
+    """
+
+    __slots__ = ()
+
+    def fail(self, name: str, message: str) -> NoReturn:
+        raise InvalidInput(f"{name}: {message}")
+
+    def text(self, name: str, value: object, *, limit: int = MAX_FIELD_BYTES) -> str:
+        if type(value) is not str:
+            self.fail(name, f"expected text, got {_kind(value)}")
+        try:
+            return check_text(value, name, limit=limit)
+        except InvalidInput as exc:
+            self.fail(name, exc.message)
+
+    def optional_text(self, name: str, value: object) -> str | None:
+        return None if value is None else self.text(name, value)
+
+    def task_id(self, name: str, value: object) -> str:
+        if type(value) is not str or not ID_PATTERN.match(value):
+            self.fail(name, f"not a task id: {value!r}")
+        return value
+
+    def integer(self, name: str, value: object, low: int, high: int | None = None) -> int:
+        if type(value) is not int:
+            self.fail(name, f"expected an integer, got {_kind(value)}")
+        if value < low or (high is not None and value > high):
+            bounds = f"{low}..{high}" if high is not None else f"at least {low}"
+            self.fail(name, f"{value} is out of range ({bounds})")
+        return value
+
+    def items(self, name: str, value: object) -> list[Any]:
+        if type(value) is not list:
+            if type(value) is not tuple:
+                self.fail(name, f"expected a list, got {_kind(value)}")
+            value = list(value)
+        return value
+
+    def entries(self, name: str, value: object, cls: type[_E]) -> list[_E]:
+        out = self.items(name, value)
+        for i, item in enumerate(out):
+            if type(item) is dict:
+                out[i] = cls.from_dict(item, where=f"{name}[{i}]")
+            elif not isinstance(item, cls):
+                self.fail(name, f"item {i} is {_kind(item)}, not {cls.__name__}")
+        return out
+
+
+def _at(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
+
+
+def _kind(value: object) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _from_dict(cls: type[_R], raw: object, where: str) -> _R:
+    """A record from its JSON object: unknown keys and missing required ones are refused."""
+    if type(raw) is not dict:
+        raise InvalidInput(f"{where or 'record'}: expected an object, got {_kind(raw)}")
+    names = cls.__dataclass_fields__
+    extra = [k for k in raw if k not in names]
+    if extra:
+        raise InvalidInput(f"{_at(where, str(extra[0]))}: unknown field")
+    missing = [n for n, f in names.items() if _required(f) and n not in raw]
+    if missing:
+        raise InvalidInput(f"{_at(where, missing[0])}: field required")
+    try:
+        return cls(**raw)
+    except InvalidInput as exc:
+        if where:  # a nested record: say where it sits, "notes[2].text: ..."
+            raise InvalidInput(f"{where}.{exc.message}") from None
+        raise
+
+
+def _required(f: Any) -> bool:
+    return f.default is MISSING and f.default_factory is MISSING
+
+
+@dataclass(kw_only=True, slots=True)
+class Entry:
     """A note or a decision: text with who wrote it and when."""
 
     id: str
@@ -135,20 +222,43 @@ class Entry(_Strict):
     at: str
     actor: str
 
-    @field_validator("text")
+    def __post_init__(self) -> None:
+        check = _Fields()
+        check.text("id", self.id, limit=MAX_LABEL_BYTES)
+        self.text = check.text("text", self.text)
+        check.text("at", self.at, limit=MAX_LABEL_BYTES)
+        check.text("actor", self.actor, limit=MAX_FIELD_BYTES)
+
     @classmethod
-    def _text(cls, value: str) -> str:
-        return check_text(value, "entry text")
+    def from_dict(cls: type[_R], raw: object, *, where: str = "") -> _R:
+        return _from_dict(cls, raw, where)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "text": self.text, "at": self.at, "actor": self.actor}
 
 
+@dataclass(kw_only=True, slots=True)
 class Evidence(Entry):
     """Evidence, bound to the task and to the criteria it was logged against."""
 
     task_id: str
     criteria_hash: str
 
+    def __post_init__(self) -> None:
+        Entry.__post_init__(self)
+        check = _Fields()
+        check.text("task_id", self.task_id, limit=MAX_LABEL_BYTES)
+        check.text("criteria_hash", self.criteria_hash, limit=MAX_LABEL_BYTES)
 
-class FieldConflict(_Strict):
+    def to_json_dict(self) -> dict[str, Any]:
+        out = Entry.to_json_dict(self)
+        out["task_id"] = self.task_id
+        out["criteria_hash"] = self.criteria_hash
+        return out
+
+
+@dataclass(kw_only=True, slots=True)
+class FieldConflict:
     """A scalar both sides of a merge changed; the later write won, the other is kept here."""
 
     field: str
@@ -156,77 +266,132 @@ class FieldConflict(_Strict):
     dropped: Any
     at: str
 
+    def __post_init__(self) -> None:
+        check = _Fields()
+        check.text("field", self.field, limit=MAX_LABEL_BYTES)
+        check.text("at", self.at, limit=MAX_LABEL_BYTES)
+        for name in ("kept", "dropped"):
+            value = getattr(self, name)
+            if isinstance(value, tuple):
+                setattr(self, name, list(value))
+            elif not isinstance(value, str | int | list | None):
+                check.fail(name, f"expected a field value, got {_kind(value)}")
 
-class Task(_Strict):
+    @classmethod
+    def from_dict(cls, raw: object, *, where: str = "") -> FieldConflict:
+        return _from_dict(cls, raw, where)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        kept = list(self.kept) if isinstance(self.kept, list) else self.kept
+        dropped = list(self.dropped) if isinstance(self.dropped, list) else self.dropped
+        return {"field": self.field, "kept": kept, "dropped": dropped, "at": self.at}
+
+
+@dataclass(kw_only=True, slots=True)
+class Task:
+    """One version of a task. Constructing one (or ``dataclasses.replace``) checks every field."""
+
     id: str
-    version: int = Field(ge=1)
+    version: int
     goal: str
     criteria: str = ""
     status: Status = "open"
     owner: str | None = None
     blocker: str | None = None
     next: str | None = None
-    priority: int = Field(default=PRIORITY_DEFAULT, ge=PRIORITY_MIN, le=PRIORITY_MAX)
-    labels: list[str] = Field(default_factory=list)
+    priority: int = PRIORITY_DEFAULT
+    labels: list[str] = field(default_factory=list)
     parent: str | None = None
-    dependencies: list[str] = Field(default_factory=list)
-    decisions: list[Entry] = Field(default_factory=list)
-    evidence: list[Evidence] = Field(default_factory=list)
-    notes: list[Entry] = Field(default_factory=list)
+    dependencies: list[str] = field(default_factory=list)
+    decisions: list[Entry] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
+    notes: list[Entry] = field(default_factory=list)
     created_at: str
     updated_at: str
     actor: str
     idempotency_key: str | None = None
     request_hash: str | None = None
-    clock: dict[str, str] = Field(default_factory=dict)
-    conflicts: list[FieldConflict] = Field(default_factory=list)
+    clock: dict[str, str] = field(default_factory=dict)
+    conflicts: list[FieldConflict] = field(default_factory=list)
 
-    @field_validator("id")
-    @classmethod
-    def _id(cls, value: str) -> str:
-        if not ID_PATTERN.match(value):
-            raise ValueError(f"not a task id: {value!r}")
-        return value
-
-    @field_validator("parent")
-    @classmethod
-    def _parent(cls, value: str | None) -> str | None:
-        if value is not None and not ID_PATTERN.match(value):
-            raise ValueError(f"not a task id: {value!r}")
-        return value
-
-    @field_validator("dependencies")
-    @classmethod
-    def _dependencies(cls, value: list[str]) -> list[str]:
-        for dep in value:
-            if not ID_PATTERN.match(dep):
-                raise ValueError(f"not a task id: {dep!r}")
-        return value
-
-    @field_validator("goal", "criteria", "owner", "blocker", "next")
-    @classmethod
-    def _texts(cls, value: str | None, info: Any) -> str | None:
-        if value is not None:
-            check_text(value, info.field_name)
-        return value
-
-    @field_validator("labels")
-    @classmethod
-    def _labels(cls, value: list[str]) -> list[str]:
-        if len(value) > MAX_LABELS:
-            raise ValueError(f"at most {MAX_LABELS} labels")
-        for label in value:
-            check_text(label, "label", limit=MAX_LABEL_BYTES)
+    def __post_init__(self) -> None:
+        check = _Fields()
+        check.task_id("id", self.id)
+        check.integer("version", self.version, 1)
+        check.text("goal", self.goal)
+        check.text("criteria", self.criteria)
+        if self.status not in STATUSES:
+            check.fail("status", f"{self.status!r} is not one of {', '.join(STATUSES)}")
+        for name in ("owner", "blocker", "next"):
+            check.optional_text(name, getattr(self, name))
+        check.integer("priority", self.priority, PRIORITY_MIN, PRIORITY_MAX)
+        labels = self.labels = check.items("labels", self.labels)
+        if len(labels) > MAX_LABELS:
+            check.fail("labels", f"at most {MAX_LABELS} labels")
+        for label in labels:
+            check.text("labels", label, limit=MAX_LABEL_BYTES)
             if not label.strip() or any(ch.isspace() for ch in label) or "," in label:
-                raise ValueError(f"a label is one word without commas: {label!r}")
-        return value
+                check.fail("labels", f"a label is one word without commas: {label!r}")
+        if self.parent is not None:
+            check.task_id("parent", self.parent)
+        self.dependencies = check.items("dependencies", self.dependencies)
+        for dep in self.dependencies:
+            check.task_id("dependencies", dep)
+        self.decisions = check.entries("decisions", self.decisions, Entry)
+        self.evidence = check.entries("evidence", self.evidence, Evidence)
+        self.notes = check.entries("notes", self.notes, Entry)
+        for name in ("created_at", "updated_at"):
+            check.text(name, getattr(self, name), limit=MAX_LABEL_BYTES)
+        check.text("actor", self.actor)
+        check.optional_text("idempotency_key", self.idempotency_key)
+        check.optional_text("request_hash", self.request_hash)
+        if type(self.clock) is not dict:
+            check.fail("clock", f"expected an object, got {_kind(self.clock)}")
+        for key, stamp in self.clock.items():
+            if type(stamp) is not str:
+                check.fail("clock", f"{key}: expected a stamp, got {_kind(stamp)}")
+        self.clock = dict(self.clock)
+        self.conflicts = check.entries("conflicts", self.conflicts, FieldConflict)
+
+    @classmethod
+    def from_dict(cls, raw: object, *, where: str = "") -> Task:
+        """A task from its JSON object (``task show --json``'s fields); InvalidInput names why not."""
+        return _from_dict(cls, raw, where)
 
     @property
     def finished(self) -> bool:
         return self.status in FINISHED
 
     def to_json_dict(self) -> dict[str, Any]:
-        return self.model_dump(mode="json")
+        """The record as JSON types, every field by name (what task.json and --json hold)."""
+        return {
+            "id": self.id,
+            "version": self.version,
+            "goal": self.goal,
+            "criteria": self.criteria,
+            "status": self.status,
+            "owner": self.owner,
+            "blocker": self.blocker,
+            "next": self.next,
+            "priority": self.priority,
+            "labels": list(self.labels),
+            "parent": self.parent,
+            "dependencies": list(self.dependencies),
+            "decisions": [e.to_json_dict() for e in self.decisions],
+            "evidence": [e.to_json_dict() for e in self.evidence],
+            "notes": [e.to_json_dict() for e in self.notes],
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "actor": self.actor,
+            "idempotency_key": self.idempotency_key,
+            "request_hash": self.request_hash,
+            "clock": dict(self.clock),
+            "conflicts": [c.to_json_dict() for c in self.conflicts],
+        }
+
+    def replace(self, **changes: Any) -> Task:
+        """A copy with ``changes`` applied, checked like a new record."""
+        return dataclasses.replace(self, **changes)
 
 
 # --- encoding ----------------------------------------------------------------------------------
@@ -244,15 +409,9 @@ def decode_record(data: bytes, *, where: str) -> Task:
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise CorruptRecord(f"{where}: task.json is not valid JSON ({exc}).") from exc
     try:
-        return Task.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise CorruptRecord(
-            f"{where}: task.json does not validate ({loc}: {first['msg']})."
-        ) from exc
-    except InvalidInput as exc:  # a field check (a NUL byte, a size limit) on stored data
-        raise CorruptRecord(f"{where}: task.json does not validate ({exc.message})") from exc
+        return Task.from_dict(raw)
+    except InvalidInput as exc:
+        raise CorruptRecord(f"{where}: task.json does not validate ({exc.message}).") from exc
 
 
 def check_format(data: bytes | None, *, where: str) -> None:

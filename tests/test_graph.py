@@ -83,7 +83,7 @@ def test_a_cycle_written_behind_the_gates_is_drawn_not_followed(
     shows the edge that closes it."""
     d = diamond
     bottom = ledger.show(d["bottom"])
-    forged = bottom.model_copy(update={"version": bottom.version + 1, "dependencies": [d["top"]]})
+    forged = bottom.replace(**{"version": bottom.version + 1, "dependencies": [d["top"]]})
     tip = ledger.store.tip(task_ref(d["bottom"]))
     assert tip is not None
     ledger.store.write(

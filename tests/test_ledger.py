@@ -277,7 +277,7 @@ def test_evidence_copied_from_another_task_does_not_count(ledger: Ledger) -> Non
     a = ledger.update(a.id, evidence=["a's proof"])
     # Copy a's bound evidence record into b's history by writing b's record directly.
     b_record = ledger.show(b.id)
-    forged = b_record.model_copy(update={"evidence": list(a.evidence), "version": 2})
+    forged = b_record.replace(**{"evidence": list(a.evidence), "version": 2})
     tip = ledger.store.tip(task_ref(b.id))
     ledger.store.write(
         task_ref(b.id), ledger.record_files(forged), "forged", ("x", "x@x"), [tip], tip

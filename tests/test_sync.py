@@ -127,7 +127,7 @@ def git_refs(git_dir: Path) -> dict[str, str]:
 
 
 def records(ledger: Ledger) -> dict[str, dict[str, Any]]:
-    return {t.id: t.model_dump() for t in ledger.tasks()}
+    return {t.id: t.to_json_dict() for t in ledger.tasks()}
 
 
 def seed(ledger: Ledger, n: int = 4) -> list[Task]:

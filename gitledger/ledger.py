@@ -63,6 +63,7 @@ from .model import (
     HybridClock,
     Task,
     check_format,
+    check_label,
     check_text,
     criteria_hash,
     decode_record,
@@ -1213,10 +1214,7 @@ def _check_priority(priority: int) -> None:
 def _clean_labels(labels: Sequence[str]) -> list[str]:
     out: list[str] = []
     for label in labels:
-        check_text(label, "label", limit=128)
-        label = label.strip()
-        if not label or any(ch.isspace() for ch in label) or "," in label:
-            raise InvalidInput(f"A label is one word without commas, not {label!r}.")
+        label = check_label(label.strip())
         if label not in out:
             out.append(label)
     return out

@@ -95,6 +95,14 @@ def check_text(value: str, field: str, *, limit: int = MAX_FIELD_BYTES) -> str:
     return value
 
 
+def check_label(label: str) -> str:
+    """A label is one word: no spaces, no commas, at most MAX_LABEL_BYTES."""
+    check_text(label, "label", limit=MAX_LABEL_BYTES)
+    if not label or any(ch.isspace() for ch in label) or "," in label:
+        raise InvalidInput(f"A label is one word without commas, not {label!r}.")
+    return label
+
+
 class HybridClock:
     """A hybrid logical clock: wall milliseconds, a counter, and the writer's node.
 
@@ -329,9 +337,12 @@ class Task:
         if len(labels) > MAX_LABELS:
             check.fail("labels", f"at most {MAX_LABELS} labels")
         for label in labels:
-            check.text("labels", label, limit=MAX_LABEL_BYTES)
-            if not label.strip() or any(ch.isspace() for ch in label) or "," in label:
-                check.fail("labels", f"a label is one word without commas: {label!r}")
+            if type(label) is not str:
+                check.fail("labels", f"expected text, got {_kind(label)}")
+            try:
+                check_label(label)
+            except InvalidInput as exc:
+                check.fail("labels", exc.message)
         if self.parent is not None:
             check.task_id("parent", self.parent)
         self.dependencies = check.items("dependencies", self.dependencies)

@@ -5,6 +5,7 @@
     python benchmarks/kill_harness.py race [--workers 16] [--tasks 50] [--ops 40] [--json FILE]
     python benchmarks/kill_harness.py imports [--kills 100] [--tasks 300] [--json FILE]
     python benchmarks/kill_harness.py fuse [--kills 100] [--json FILE]
+    python benchmarks/kill_harness.py sync [--kills 300] [--lanes path,daemon] [--json FILE]
 
 ``kills``: each round starts ``gitledger task create`` (a third with ``--idempotency-key``) or
 ``gitledger task update ID --note TOKEN`` as a real process and kills it with SIGKILL, at a moment
@@ -36,6 +37,17 @@ the source (the index agreeing, sampled).
 ``fuse``: kills ``gitledger fuse save`` of a fixture transcript into three sessions the same three
 ways as ``kills``; every acknowledged snapshot commit must be on its session's ref, and
 ``fuse restore`` and the next save must work.
+
+``sync``: per lane, a remote (a bare repository on disk, or the same behind ``git daemon`` on
+loopback) and two machines' ledgers, A and B. Each round A acknowledges a few notes, B often
+writes notes to the same tasks and syncs them, and then ``gitledger sync``, ``backup`` or
+``restore`` (into a kept ledger, or a new one) runs against the remote and is killed at a random
+moment, late, or the instant a pack file or a ref lock appears on either side. An exit 0 is held
+to its promise (after a sync or backup the remote holds every local tip; after a restore every
+remote tip is here); then the killed side must ``verify``, hold every note it acknowledged, and
+the same command run again, not killed, must work with no ``repair``; every note a successful sync
+covered must then be on the remote, and back on A. The remote is ``verify``-ed and ``git fsck``-ed
+every few rounds and at the end.
 
 All of them print their figures (attempts, acknowledgements, kills, writes lost, failures, peak child
 memory) and with ``--json`` write them. ``tests/test_reliability.py`` runs both small.
@@ -801,6 +813,468 @@ def run_fuse_kills(
     return report
 
 
+# --- sync, backup and restore under kill -9 -------------------------------------------------------
+
+SYNC_OPS = ("sync", "sync", "backup", "restore")
+SYNC_MODES = ("random", "late", "io")
+LEDGER_REFS = "refs/gitledger/"
+STAGING_REFS = "refs/gitledger-staging/"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def git_daemon(base: Path) -> Any:
+    """A ``git daemon`` on loopback serving ``base`` (push enabled); yields its port."""
+    import socket
+
+    base.mkdir(parents=True, exist_ok=True)
+    for _ in range(5):
+        port = _free_port()
+        proc = subprocess.Popen(
+            ["git", "daemon", "--reuseaddr", f"--base-path={base}", "--export-all"]
+            + ["--enable=receive-pack", "--listen=127.0.0.1", f"--port={port}", str(base)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 10
+        up = False
+        while time.monotonic() < deadline and proc.poll() is None and not up:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                    up = True
+            except OSError:
+                time.sleep(0.05)
+        if up:
+            try:
+                yield port
+            finally:
+                if proc.poll() is None:
+                    # The daemon forks a child per connection in its own process group.
+                    os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=10)
+            return
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    raise RuntimeError("git daemon did not start")
+
+
+def git_refs(git_dir: Path, prefix: str = LEDGER_REFS) -> dict[str, str]:
+    """Every ref under ``prefix`` and its tip, as plain git sees them (no gitledger code)."""
+    out = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "for-each-ref", "--format=%(refname) %(objectname)"]
+        + [prefix],
+        capture_output=True,
+        text=True,
+    ).stdout
+    return dict(line.split(" ", 1) for line in out.splitlines() if line.strip())
+
+
+def is_ancestor(git_dir: Path, ancestor: str, descendant: str) -> bool:
+    if ancestor == descendant:
+        return True
+    done = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "merge-base", "--is-ancestor", ancestor, descendant],
+        capture_output=True,
+    )
+    return done.returncode == 0
+
+
+def stored_notes(git_dir: Path) -> Counter[tuple[str, str]]:
+    """(task id, note text) of every note in every task, read from the refs (not the index)."""
+    from gitledger.ledger import TASKS_PREFIX, Ledger
+
+    led = Ledger.open(git_dir)
+    found: Counter[tuple[str, str]] = Counter()
+    for name, _tip in led.store.refs(TASKS_PREFIX):
+        task = led.show(name[len(TASKS_PREFIX) :])
+        found.update((task.id, e.text) for e in task.notes)
+    return found
+
+
+def lock_files(git_dir: Path) -> set[str]:
+    return {str(p.relative_to(git_dir)) for p in (git_dir / "refs").rglob("*.lock")}
+
+
+def _io_marks(dirs: list[Path]) -> set[str]:
+    """File names in the pack directories and ref locks: what a transfer creates first."""
+    marks: set[str] = set()
+    for d in dirs:
+        with contextlib.suppress(FileNotFoundError):
+            marks.update(f"{d}/{name}" for name in os.listdir(d / "objects" / "pack"))
+        with contextlib.suppress(FileNotFoundError):
+            for path in (d / "refs").rglob("*.lock"):
+                marks.add(str(path))
+    return marks
+
+
+@dataclass
+class SyncKillReport:
+    kills_requested: int
+    lanes: list[str] = field(default_factory=list)  # "path" (a bare repository) or "daemon"
+    rounds: int = 0
+    kills: int = 0
+    local_notes_acked: int = 0  # notes the killed side's ledger acknowledged (API writes)
+    other_notes_synced: int = 0  # notes another machine wrote and synced (exit 0) first
+    lost_local: int = 0  # an acknowledged note missing from the ledger that acknowledged it
+    lost_remote: int = 0  # a note a sync or backup exiting 0 covered, missing on the remote
+    lost_after_next_sync: int = 0  # a note on the remote missing here after the next sync
+    notes_duplicated: int = 0
+    acked_remote_mismatches: int = 0  # sync/backup exit 0 but the remote lacks a local tip
+    acked_restore_mismatches: int = 0  # restore exit 0 but a remote tip is not here
+    backups_refused_remote_ahead: int = 0  # exit 3: another machine pushed first (allowed)
+    failures_without_kill: int = 0
+    other_machine_sync_failures: int = 0  # B's unkilled sync failing (a remote left stuck)
+    verify_local_failures: int = 0
+    verify_remote_failures: int = 0
+    remote_verifies: int = 0
+    fsck_remote_failures: int = 0
+    next_command_failures: int = 0  # the unkilled sync/restore after a kill: must be 0
+    repairs_run: int = 0  # a failed next command, then remote locks deleted and 'repair' run
+    remote_locks_removed_by_hand: int = 0
+    local_locks_repaired: int = 0
+    still_failing_after_repair: int = 0
+    locks_left_local: int = 0  # <ref>.lock files a kill left in the killed side's ledger
+    locks_left_remote: int = 0
+    staging_refs_left: int = 0  # refs/gitledger-staging/ refs at the end (not visible to listings)
+    index_mismatches: int = -1
+    failure_messages: list[str] = field(default_factory=list)
+    by_op: dict[str, dict[str, int]] = field(default_factory=dict)
+    by_mode: dict[str, dict[str, int]] = field(default_factory=dict)
+    median_ms: dict[str, float] = field(default_factory=dict)
+    peak_child_rss_mb: float = 0.0
+    seconds: float = 0.0
+
+
+class _Lane:
+    """One remote, the machine whose commands are killed (A), another machine (B), restores (R)."""
+
+    def __init__(self, root: Path, kind: str, url: str, remote: Path, rng: random.Random) -> None:
+        from gitledger import sync
+        from gitledger.ledger import Ledger
+
+        self.root, self.kind, self.url, self.remote, self.rng = root, kind, url, remote, rng
+        self.a, self.b, self.r = root / "a", root / "b", root / "r"
+        led = Ledger.open(self.a, create=True, actor="machine-a")
+        self.tasks = [led.create(f"sync kill task {i}").id for i in range(12)]
+        sync.backup(led, url)
+        sync.restore(Ledger.open(self.b, create=True, actor="machine-b"), url)
+        self.acked_a: list[tuple[str, str]] = []  # acknowledged by A's ledger
+        self.synced: list[tuple[str, str]] = []  # on the remote by a sync/backup that exited 0
+        self.fresh = 0
+
+
+def _mark_synced(lane: _Lane) -> None:
+    """A sync or backup of A exited 0: every note A acknowledged is now the remote's too."""
+    known = set(lane.synced)
+    lane.synced += [x for x in lane.acked_a if x not in known]
+
+
+def _note(ledger: Path, actor: str, task: str, token: str) -> None:
+    from gitledger.ledger import Ledger
+
+    Ledger.open(ledger, actor=actor).update(task, notes=[token])
+
+
+def run_sync_kills(
+    root: Path,
+    kills: int,
+    *,
+    lanes: tuple[str, ...] = ("path", "daemon"),
+    seed: int = 0,
+    remote_verify_every: int = 5,
+    progress: bool = False,
+) -> SyncKillReport:
+    """Kill ``sync``, ``backup`` and ``restore`` against real remotes; check after every kill."""
+    started = time.perf_counter()
+    report = SyncKillReport(kills_requested=kills, lanes=list(lanes))
+    guard = threading.Lock()
+    durations: dict[str, list[float]] = {op: [] for op in ("sync", "backup", "restore")}
+    made: list[_Lane] = []
+
+    def fail(message: str) -> None:
+        with guard:
+            if len(report.failure_messages) < 12:
+                report.failure_messages.append(message[-500:])
+
+    def lane_worker(index: int, kind: str, url: str, remote: Path) -> None:
+        rng = random.Random(seed * 100 + index)
+        lane = _Lane(root / f"lane-{index}", kind, url, remote, rng)
+        with guard:
+            made.append(lane)
+        n = 0
+        while True:
+            with guard:
+                if report.kills >= kills:
+                    return
+            n += 1
+            _sync_round(lane, n, report, guard, durations, fail, remote_verify_every)
+            if progress and n % 25 == 0:
+                print(f"  lane {index} ({kind}): {n} rounds, {report.kills} kills", file=sys.stderr)
+
+    with contextlib.ExitStack() as stack:
+        threads = []
+        for i, kind in enumerate(lanes):
+            if kind == "daemon":
+                base = root / f"served-{i}"
+                port = stack.enter_context(git_daemon(base))
+                remote = base / "ledger.git"
+                url = f"git://127.0.0.1:{port}/ledger.git"
+            else:
+                remote = root / f"remote-{i}.git"
+                url = str(remote)
+            subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+            threads.append(threading.Thread(target=lane_worker, args=(i, kind, url, remote)))
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        # The end: every lane's remote verifies and fsck-checks, nothing is lost anywhere.
+        for i, kind in enumerate(lanes):
+            lane_root = root / f"lane-{i}"
+            remote = (
+                root / f"served-{i}" / "ledger.git"
+                if kind == "daemon"
+                else root / f"remote-{i}.git"
+            )
+            _check_remote_repo(remote, report, fail)
+            report.staging_refs_left += len(git_refs(lane_root / "a", STAGING_REFS))
+            mismatches = index_mismatches(lane_root / "a")
+            report.index_mismatches = max(report.index_mismatches, 0) + mismatches
+    report.local_notes_acked = sum(len(lane.acked_a) for lane in made)
+    report.other_notes_synced = sum(
+        1 for lane in made for task_token in lane.synced if task_token[1].startswith("b")
+    )
+    for op, times in durations.items():
+        if times:
+            report.median_ms[op] = round(statistics.median(times) * 1000, 1)
+    report.peak_child_rss_mb = round(
+        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
+    )
+    report.seconds = round(time.perf_counter() - started, 1)
+    return report
+
+
+def _check_remote_repo(remote: Path, report: SyncKillReport, fail: Any) -> None:
+    report.remote_verifies += 1
+    verify = gitledger(remote, "verify", "--json")
+    if verify.returncode != 0:
+        report.verify_remote_failures += 1
+        fail(f"verify of the remote: {verify.stdout[-300:]} {verify.stderr[-300:]}")
+    fsck = subprocess.run(
+        ["git", "--git-dir", str(remote), "fsck", "--no-dangling"], capture_output=True, text=True
+    )
+    if fsck.returncode != 0:
+        report.fsck_remote_failures += 1
+        fail(f"git fsck of the remote: {fsck.stderr[-300:]}")
+
+
+def _sync_round(
+    lane: _Lane,
+    n: int,
+    report: SyncKillReport,
+    guard: threading.Lock,
+    durations: dict[str, list[float]],
+    fail: Any,
+    remote_verify_every: int,
+) -> None:
+    from gitledger import sync
+    from gitledger.ledger import Ledger
+
+    rng = lane.rng
+    # 1. Work on both machines: A writes and acknowledges notes; B writes some of the same tasks
+    #    and syncs them (so A's sync has to fetch and merge diverged histories).
+    for _ in range(rng.randint(1, 3)):
+        task, token = rng.choice(lane.tasks), f"a{lane.kind[0]}-{n}-{secrets.token_hex(3)}"
+        _note(lane.a, "machine-a", task, token)
+        lane.acked_a.append((task, token))
+    if rng.random() < 0.6:
+        wrote = []
+        for _ in range(rng.randint(1, 2)):
+            task, token = rng.choice(lane.tasks), f"b{lane.kind[0]}-{n}-{secrets.token_hex(3)}"
+            _note(lane.b, "machine-b", task, token)
+            wrote.append((task, token))
+        try:
+            sync.sync(Ledger.open(lane.b, actor="machine-b"), url=lane.url)
+            lane.synced += wrote
+        except Exception as exc:  # noqa: BLE001 - reported, not raised: the run goes on
+            with guard:
+                report.other_machine_sync_failures += 1
+            fail(f"round {n}: machine B's sync failed: {exc}")
+    # 2. The command under test, killed at a random moment.
+    op = rng.choice(SYNC_OPS)
+    mode = rng.choice(SYNC_MODES)
+    fresh = op == "restore" and rng.random() < 0.3
+    if op == "restore":
+        target = lane.root / f"fresh-{n}" if fresh else lane.r
+    else:
+        target = lane.a
+    local_before = git_refs(target) if target.exists() else {}
+    remote_before = git_refs(lane.remote)
+    locks_before = lock_files(target) if target.exists() else set()
+    remote_locks_before = lock_files(lane.remote)
+    with guard:
+        recent = durations[op][-15:]
+    aim = statistics.median(recent) if len(recent) >= 3 else 1.5
+    marks_before = _io_marks([target, lane.remote])
+    t0 = time.perf_counter()
+    child = subprocess.Popen(
+        [*GL, op, lane.url, "--json"],
+        env=_env(target, actor="machine-a"),
+        cwd=lane.root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    if mode == "random":
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(timeout=rng.uniform(0, 1.1 * aim))
+    elif mode == "late":
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            child.wait(timeout=rng.uniform(0.6 * aim, 1.1 * aim))
+    else:  # 'io': the instant a pack file or a ref lock appears on either side
+        deadline = time.monotonic() + 120
+        while child.poll() is None and time.monotonic() < deadline:
+            if _io_marks([target, lane.remote]) - marks_before:
+                break
+    killed = child.poll() is None
+    if killed:
+        child.send_signal(signal.SIGKILL)
+    out, err = child.communicate()
+    elapsed = time.perf_counter() - t0
+    code = child.returncode
+    with guard:
+        report.rounds += 1
+        report.kills += killed
+        stats = report.by_op.setdefault(
+            op, {"attempts": 0, "kills": 0, "acked": 0, "refused": 0, "failed": 0}
+        )
+        stats["attempts"] += 1
+        stats["kills"] += killed
+        mstats = report.by_mode.setdefault(mode, {"attempts": 0, "kills": 0})
+        mstats["attempts"] += 1
+        mstats["kills"] += killed
+        if code == 0:
+            stats["acked"] += 1
+            durations[op].append(elapsed)
+    # 3. What an exit 0 promises.
+    if code == 0:
+        remote_now = git_refs(lane.remote)
+        local_now = git_refs(target)
+        if op in ("sync", "backup"):
+            # Nothing else writes A or the remote meanwhile: every local tip must be there, and
+            # after a sync the two sides must hold exactly the same refs.
+            bad = [
+                r for r, tip in local_before.items() if not is_ancestor(target, tip, local_now[r])
+            ]
+            bad += [r for r, tip in local_now.items() if remote_now.get(r) != tip]
+            if op == "sync":
+                bad += [r for r in remote_now if r not in local_now]
+            if bad:
+                with guard:
+                    report.acked_remote_mismatches += len(bad)
+                fail(f"round {n}: {op} exited 0 but the remote and A differ at {bad[0]}")
+            else:
+                _mark_synced(lane)
+        else:
+            bad = [
+                r
+                for r, tip in remote_before.items()
+                if r not in local_now or not is_ancestor(target, tip, local_now[r])
+            ]
+            if bad:
+                with guard:
+                    report.acked_restore_mismatches += len(bad)
+                fail(f"round {n}: restore exited 0 but {bad[0]} is not here")
+    elif op == "backup" and code == 3 and not killed:
+        with guard:
+            report.backups_refused_remote_ahead += 1
+            stats["refused"] += 1
+    elif not killed:
+        with guard:
+            report.failures_without_kill += 1
+            stats["failed"] += 1
+        fail(f"round {n}: {op} exit {code}: {err.decode(errors='replace')[-300:]}")
+    # 4. After the kill: the killed side verifies, holds what it acknowledged, and the next
+    #    command (the same kind, not killed) works without repair.
+    if killed:
+        with guard:
+            report.locks_left_local += (
+                len(lock_files(target) - locks_before) if target.exists() else 0
+            )
+            report.locks_left_remote += len(lock_files(lane.remote) - remote_locks_before)
+    if target.exists() and (target / "HEAD").exists():
+        verify = gitledger(target, "verify", "--json")
+        if verify.returncode != 0:
+            with guard:
+                report.verify_local_failures += 1
+            fail(
+                f"round {n}: verify after {op} ({mode}): {verify.stdout[-300:]}{verify.stderr[-200:]}"
+            )
+    if op != "restore":
+        have = stored_notes(lane.a)
+        missing = [x for x in lane.acked_a if not have.get(x)]
+        if missing:
+            with guard:
+                report.lost_local += len(missing)
+            fail(f"round {n}: after a killed {op}, A lacks its acknowledged note {missing[0]}")
+    next_op = "restore" if op == "restore" else "sync"
+    t1 = time.perf_counter()
+    again = gitledger(target, next_op, lane.url, "--json", env=_env(target, actor="machine-a"))
+    if again.returncode == 0:
+        # The unkilled command's time aims the next kills (most killed ones never finish).
+        with guard:
+            durations[next_op].append(time.perf_counter() - t1)
+            if next_op == "sync":
+                durations["backup"].append(time.perf_counter() - t1)
+    if again.returncode != 0:
+        with guard:
+            report.next_command_failures += 1
+        fail(f"round {n}: the {next_op} after a killed {op} ({mode}): {again.stderr[-400:]}")
+        # Unstick the lane as a user would have to, by hand, so that the run goes on testing:
+        # delete the ref locks left in the remote, run 'gitledger repair' here, try again.
+        stuck = lock_files(lane.remote)
+        for rel in stuck:
+            (lane.remote / rel).unlink(missing_ok=True)
+        repaired = gitledger(target, "repair", "--older-than", "0", "--json")
+        again = gitledger(target, next_op, lane.url, "--json", env=_env(target, actor="machine-a"))
+        with guard:
+            report.remote_locks_removed_by_hand += len(stuck)
+            report.repairs_run += 1
+            if repaired.returncode == 0:
+                report.local_locks_repaired += len(json.loads(repaired.stdout)["removed"])
+            report.still_failing_after_repair += again.returncode != 0
+        if again.returncode != 0:
+            fail(f"round {n}: the {next_op} still fails after the repair: {again.stderr[-300:]}")
+    if again.returncode == 0:
+        if next_op == "sync":
+            _mark_synced(lane)
+        remote_notes = stored_notes(lane.remote)
+        missing = [x for x in lane.synced if not remote_notes.get(x)]
+        here = stored_notes(target)
+        behind = [x for x in lane.synced if not here.get(x)]
+        with guard:
+            report.lost_remote += len(missing)
+            report.lost_after_next_sync += len(behind)
+            report.notes_duplicated += sum(1 for c in remote_notes.values() if c > 1)
+        if missing:
+            fail(f"round {n}: a synced note is not on the remote: {missing[0]}")
+        if behind:
+            fail(f"round {n}: after the next {next_op}, {target.name} lacks {behind[0]}")
+    if fresh:
+        shutil.rmtree(target, ignore_errors=True)
+    if remote_verify_every and n % remote_verify_every == 0:
+        with guard:
+            _check_remote_repo(lane.remote, report, fail)
+
+
 # --- command line ----------------------------------------------------------------------------
 
 
@@ -836,6 +1310,15 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--kills", type=int, default=100)
     f.add_argument("--seed", type=int, default=1)
     f.add_argument("--json", dest="json_file", type=Path)
+    s = sub.add_parser("sync", help="SIGKILL 'sync', 'backup' and 'restore' against real remotes")
+    s.add_argument("--kills", type=int, default=300)
+    s.add_argument("--seed", type=int, default=1)
+    s.add_argument(
+        "--lanes",
+        default="path,daemon",
+        help="remotes run side by side: 'path' (a bare repository) and/or 'daemon' (git daemon)",
+    )
+    s.add_argument("--json", dest="json_file", type=Path)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
     with tempfile.TemporaryDirectory(prefix="gitledger-kill-") as tmp:
@@ -854,6 +1337,22 @@ def main(argv: list[str] | None = None) -> int:
             bad = report.lost or report.duplicated or report.keyed_duplicates
             bad = bad or not report.verify_ok or not report.next_command_ok
             bad = bad or report.index_mismatches != 0
+        elif args.what == "sync":
+            lanes = tuple(x.strip() for x in args.lanes.split(",") if x.strip())
+            if not lanes or any(x not in ("path", "daemon") for x in lanes):
+                parser.error("--lanes takes 'path' and/or 'daemon', comma-separated")
+            syncs = run_sync_kills(
+                Path(tmp), args.kills, lanes=lanes, seed=args.seed, progress=True
+            )
+            data = asdict(syncs)
+            _print("sync/backup/restore kill harness", data)
+            bad = syncs.lost_local or syncs.lost_remote or syncs.lost_after_next_sync
+            bad = bad or syncs.acked_remote_mismatches or syncs.acked_restore_mismatches
+            bad = bad or syncs.verify_local_failures or syncs.verify_remote_failures
+            bad = bad or syncs.fsck_remote_failures or syncs.next_command_failures
+            bad = bad or syncs.still_failing_after_repair
+            bad = bad or syncs.failures_without_kill or syncs.notes_duplicated
+            bad = bad or syncs.index_mismatches != 0
         elif args.what == "fuse":
             fuse_report = run_fuse_kills(Path(tmp), args.kills, seed=args.seed, progress=True)
             data = asdict(fuse_report)

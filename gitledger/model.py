@@ -27,6 +27,7 @@ import secrets
 import time
 from dataclasses import MISSING, dataclass, field
 from datetime import datetime, timezone
+from json.encoder import encode_basestring as _encode_string
 from typing import Any, Literal, NoReturn, TypeVar
 
 from .errors import CorruptRecord, InvalidInput
@@ -206,7 +207,10 @@ def _from_dict(cls: type[_R], raw: object, where: str) -> _R:
     extra = [k for k in raw if k not in names]
     if extra:
         raise InvalidInput(f"{_at(where, str(extra[0]))}: unknown field")
-    missing = [n for n, f in names.items() if _required(f) and n not in raw]
+    required = _REQUIRED.get(cls)
+    if required is None:
+        required = _REQUIRED[cls] = tuple(n for n, f in names.items() if _required(f))
+    missing = [n for n in required if n not in raw]
     if missing:
         raise InvalidInput(f"{_at(where, missing[0])}: field required")
     try:
@@ -215,6 +219,9 @@ def _from_dict(cls: type[_R], raw: object, where: str) -> _R:
         if where:  # a nested record: say where it sits, "notes[2].text: ..."
             raise InvalidInput(f"{where}.{exc.message}") from None
         raise
+
+
+_REQUIRED: dict[type, tuple[str, ...]] = {}
 
 
 def _required(f: Any) -> bool:
@@ -409,9 +416,30 @@ class Task:
 
 
 def encode_record(task: Task) -> bytes:
-    return (
-        json.dumps(task.to_json_dict(), sort_keys=True, ensure_ascii=False, indent=1) + "\n"
-    ).encode("utf-8")
+    """Canonical task.json: ``json.dumps(sort_keys=True, ensure_ascii=False, indent=1)``, byte for
+    byte, written by ``canonical_json`` (the standard library's indenting encoder is pure Python
+    and was a fifth of a bulk import's time)."""
+    return (canonical_json(task.to_json_dict()) + "\n").encode("utf-8")
+
+
+def canonical_json(value: Any, indent: str = "") -> str:
+    """The text ``json.dumps(value, sort_keys=True, ensure_ascii=False, indent=1)`` gives."""
+    kind = type(value)
+    if kind is str:
+        return _encode_string(value)
+    if kind is dict:
+        if not value:
+            return "{}"
+        inner = indent + " "
+        items = [_encode_string(k) + ": " + canonical_json(value[k], inner) for k in sorted(value)]
+        return "{\n" + inner + (",\n" + inner).join(items) + "\n" + indent + "}"
+    if kind is list:
+        if not value:
+            return "[]"
+        inner = indent + " "
+        items = [canonical_json(item, inner) for item in value]
+        return "[\n" + inner + (",\n" + inner).join(items) + "\n" + indent + "]"
+    return json.dumps(value)  # None, booleans, numbers (and a clear TypeError for the rest)
 
 
 def decode_record(data: bytes, *, where: str) -> Task:

@@ -23,7 +23,7 @@ from gitledger.cli import cli
 from gitledger.cli.mcp import merge_json_config, merge_toml_config
 from gitledger.errors import CorruptRecord, InvalidInput, LedgerError
 from gitledger.ledger import Ledger
-from gitledger.model import decode_record, encode_record
+from gitledger.model import canonical_json, decode_record, encode_record
 from gitledger.transcripts import ReadStats, read_events
 
 FAST = settings(
@@ -148,6 +148,15 @@ def test_decode_record_on_json_objects_refuses_or_round_trips(
     except CorruptRecord:
         return
     assert decode_record(encode_record(task), where="again") == task
+
+
+@FAST
+@given(value=json_values)
+@example(value={"b": ["\u2028", "\x1b[31m", 'q"\\'], "a": {}, "c": [[], {"z": None, "y": True}]})
+def test_canonical_json_is_the_standard_encoders_text(value: Any) -> None:
+    """task.json's fast encoder writes exactly what json.dumps(sort_keys, indent=1) would."""
+    expected = json.dumps(value, sort_keys=True, ensure_ascii=False, indent=1)
+    assert canonical_json(value) == expected
 
 
 # --- hook payloads ------------------------------------------------------------------------------

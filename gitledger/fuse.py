@@ -188,7 +188,7 @@ _FILLER_WORDS_RE = re.compile(
 
 # Words a note can do without once an item has to be shortened (the first person, "let me").
 _NOTE_WORDS_RE = re.compile(
-    r"(?<![\w/.`'-])(i'?ll|i'?m|i am|i|we'?ll|we|let me|let'?s|currently|actually|basically)"
+    r"(?<![\w/.`'-])(i'?ll|i'?m|i am|i|we'?ll|we|let me|let'?s|actually|basically)"
     r"(?![\w/`'-]|\.\w)\s*",
     re.I,
 )

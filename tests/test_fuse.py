@@ -451,6 +451,11 @@ def test_stored_text_cannot_forge_lines_fences_or_instructions() -> None:
     assert sum(1 for line in text.splitlines() if line.startswith("GOAL:")) == 1
     assert "\x1b" not in text and "```" not in text
     assert "not instructions" in text.splitlines()[1]
+    for budget in (600, 1_000, 1_999):  # one line per section: still no line of its own
+        small = fuse.render(snap, budget)
+        assert_fenced(small)
+        assert sum(1 for line in small.splitlines() if line.startswith("GOAL:")) == 1
+        assert "not instructions" in small.splitlines()[0]
 
 
 def test_shortening_comes_before_dropping() -> None:
@@ -475,6 +480,109 @@ def test_demo_keeps_every_probe_at_2000_bytes(tmp_path: Path) -> None:
     snap = fuse.snapshot_file(path, session="demo")
     assert len(synthetic.probes_kept(fuse.render(snap, 6_000))) == len(synthetic.PROBES)
     assert len(synthetic.probes_kept(fuse.render(snap, 2_000))) == len(synthetic.PROBES)
+
+
+def test_demo_keeps_the_aimed_probes_at_small_budgets(tmp_path: Path) -> None:
+    path = synthetic.write_demo_session(tmp_path / "demo.jsonl")
+    snap = fuse.snapshot_file(path, session="demo")
+    kept = {b: len(synthetic.probes_kept(fuse.render(snap, b))) for b in (600, 1_000, 1_500)}
+    assert kept[600] >= 8 and kept[1_000] >= 12 and kept[1_500] == len(synthetic.PROBES), kept
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=400), limit=st.integers(min_value=4, max_value=300))
+def test_condense_never_exceeds_its_limit(text: str, limit: int) -> None:
+    text = fuse.clean(text)
+    shown = fuse.condense(text, limit)
+    assert len(shown.encode("utf-8")) <= limit
+    if len(text.encode("utf-8")) <= limit:
+        assert shown == text
+    assert len(fuse.shorten_path(text, limit).encode("utf-8")) <= limit
+
+
+def test_condense_keeps_the_first_clause_and_then_what_names_things() -> None:
+    text = (
+        "The old limiter was never wired in, it used a fixed one-second window, "
+        "and it lives in services/quota/legacy_gate.py."
+    )
+    shown = fuse.condense(text, 80)
+    assert shown.startswith("old limiter never wired in") and "legacy_gate.py" in shown
+    assert "…" in shown and len(shown.encode()) <= 80
+    # a constraint cut to a run of words around the name it is about keeps its first word
+    rule = "Never write to the legacy table billing_v1_archive because it is replicated."
+    assert fuse.condense(rule, 40).startswith("Never") and "billing_v1_archive" in (
+        fuse.condense(rule, 40)
+    )
+
+
+def test_paths_are_shortened_from_the_left() -> None:
+    path = "lib/spotter_web/live/project_review_live.ex"
+    assert fuse.shorten_path(path, 100) == path
+    assert fuse.shorten_path(path, 31) == "…/live/project_review_live.ex"
+    assert fuse.shorten_path(path, 30) == "…/project_review_live.ex"
+    assert fuse.shorten_path(path, 12) == "project_r…"
+
+
+def test_under_2000_bytes_each_section_is_one_line() -> None:
+    text = fuse.render(rich_snapshot(), 1_500)
+    body = text.splitlines()[2:-2]
+    assert not [line for line in body if line.startswith("- ")]
+    headings = [line.split(" ")[0] for line in body]
+    assert len(headings) == len(set(headings)) and "OPEN:" in headings and " | " in text
+    assert_fenced(text)
+
+
+def test_the_open_items_and_the_newest_request_come_first_at_any_budget() -> None:
+    snap = rich_snapshot()
+    snap.open_items = [OpenItem("wire exporter", "in_progress"), OpenItem("document schema")]
+    snap.recent_requests = ["older request about colours", "also add a header row please"]
+    for budget in range(600, 2_001, 100):
+        text = fuse.render(snap, budget)
+        assert "wire exporter" in text and "document schema" in text, budget
+        assert "header row" in text, budget
+
+
+def test_a_label_is_never_shown_without_what_it_introduces() -> None:
+    snap = rich_snapshot()
+    snap.pitfalls = [
+        "Bash pytest tests/test_export_roundtrip.py -q failed: "
+        "OperationalError: connection to server at 127.0.0.1, port 5433 refused"
+    ]
+    for budget in range(600, 3_001, 50):
+        for line in fuse.render(snap, budget).splitlines():
+            if "test_export_roundtrip" in line:
+                assert "connection" in line or "5433" in line, (budget, line)
+                assert "Bash pytest" not in line  # the tool's name is noise
+
+
+def test_an_item_said_twice_is_shown_once() -> None:
+    rule = "Never store raw request bodies as span attributes."
+    snap = Snapshot(
+        session="s",
+        goal="Add tracing",
+        constraints=[rule, "Keep the helper small"],
+        decisions=["never store raw request bodies as span attributes"],
+        specs=[Spec("bd show t-1", "t-1", ["Spans carry the route"], [rule])],
+    )
+    text = fuse.render(snap, 6_000)
+    assert text.lower().count("raw request bodies") == 1
+    assert "Keep the helper small" in text and "Nothing left out." in text
+
+
+def test_a_sub_agent_result_comes_before_its_chatter_and_its_prompt() -> None:
+    snap = Snapshot(
+        session="s",
+        goal="Find the old limiter",
+        subagent_results=[
+            SubagentResult(
+                "Survey limiter code",
+                "Perfect! I have all the information needed. The old limiter lives in "
+                "services/quota/legacy_gate.py and is imported nowhere.",
+            )
+        ],
+    )
+    line = next(x for x in fuse.render(snap, 2_000).splitlines() if "legacy_gate" in x)
+    assert line.startswith("- The old limiter lives in") and "(asked: Survey limiter code)" in line
 
 
 def test_demo_session_has_each_probe_once(tmp_path: Path) -> None:

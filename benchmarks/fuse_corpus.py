@@ -116,7 +116,7 @@ FACTS: dict[str, list[tuple[str, str, str]]] = {
         ("constraint", "do not use Oban for tail workers", r"Oban"),
         ("constraint", "repeated sync must not create duplicates", r"duplicates"),
         ("decision", "tail adapter behaviour with a tail -F implementation via Port", r"\bPort\b"),
-        ("decision", "ActiveSessionRegistry GenServer backed by ETS", r"ETS"),
+        ("decision", "ActiveSessionRegistry GenServer backed by ETS", r"\bETS\b"),
         ("left_off", "catch-all handler for terminal_scrolled", r"terminal_scrolled"),
         ("file", "session_live.ex", r"session_live\.ex"),
         ("file", "pane_list_live.ex", r"pane_list_live\.ex"),

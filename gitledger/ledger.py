@@ -162,7 +162,10 @@ class VerifyReport:
 def _short(value: Any, width: int = 60) -> str:
     if value is None or value == "":
         return "—"
-    text = " ".join("".join(c if c.isprintable() else " " for c in str(value)).split())
+    text = str(value)
+    if not text.isprintable():
+        text = "".join(c if c.isprintable() else " " for c in text)
+    text = " ".join(text.split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

@@ -439,7 +439,13 @@ def canonical_json(value: Any, indent: str = "") -> str:
         inner = indent + " "
         items = [canonical_json(item, inner) for item in value]
         return "[\n" + inner + (",\n" + inner).join(items) + "\n" + indent + "]"
-    return json.dumps(value)  # None, booleans, numbers (and a clear TypeError for the rest)
+    if value is None:
+        return "null"
+    if kind is bool:
+        return "true" if value else "false"
+    if kind is int:
+        return int.__repr__(value)
+    return json.dumps(value)  # floats (and a clear TypeError for what JSON cannot hold)
 
 
 def decode_record(data: bytes, *, where: str) -> Task:

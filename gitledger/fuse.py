@@ -233,6 +233,14 @@ def _salience(text: str) -> int:
     return score
 
 
+def _named(clause: str) -> int:
+    """The salience of a clause that reads on its own: brackets and quotes balanced."""
+    pairs = ("()", "[]", "{}")
+    if clause.count("`") % 2 or any(clause.count(a) != clause.count(b) for a, b in pairs):
+        return 0
+    return _salience(clause)
+
+
 def _clauses(text: str) -> list[tuple[str, str]]:
     """``text`` split into (clause, the separator that followed it). A short clause ending in ":"
     is a label ("last action:", "Found one earlier attempt:") and stays with what follows it."""
@@ -278,10 +286,9 @@ def condense(text: str, limit: int) -> str:
     chosen = [0]
     if len(build(chosen).encode("utf-8")) > limit:
         return _window(parts[0][0], limit)
-    # the clauses that name the most for their length first
-    rest = sorted(
-        range(1, len(parts)), key=lambda i: (-_salience(parts[i][0]) / len(parts[i][0]), i)
-    )
+    # the clauses that name the most for their length first; a fragment of code cut out of its
+    # brackets names nothing a reader can use
+    rest = sorted(range(1, len(parts)), key=lambda i: (-_named(parts[i][0]) / len(parts[i][0]), i))
     for i in rest:
         trial = sorted([*chosen, i])
         if len(build(trial).encode("utf-8")) <= limit:
@@ -1120,16 +1127,22 @@ def _item(text: str) -> str:
 
 def _action(text: str) -> str:
     """A tool call as an item: a shell command without the tool's name or ``2>&1``."""
-    text = clean(text)
-    text = re.sub(r"^Bash ", "", text)
+    text = clean(text.replace("\\n", " "))  # an error quoted from JSON keeps "\\n" as text
+    text = re.sub(r"(^|worked: )Bash ", r"\1", text)
     return re.sub(r"\s+2>&1(?=\s|…|$)", "", text)
+
+
+def _prose(text: str) -> str:
+    """What the assistant or a sub-agent wrote, as an item: without its opening chatter
+    ("Perfect! I have all the information needed.") and markdown's heading and bold marks."""
+    text = clean(text)
+    text = _AGENT_CHATTER_RE.sub("", text) or text
+    return " ".join(re.sub(r"(^|\s)#{1,6}\s|\*\*", " ", text).split()) or text
 
 
 def _agent_item(result: SubagentResult) -> str:
     """A sub-agent's result first, without its opening chatter; what it was asked after it."""
-    text = clean(result.text)
-    text = _AGENT_CHATTER_RE.sub("", text) or text
-    text = " ".join(re.sub(r"(^|\s)#{1,6}\s|\*\*", " ", text).split()) or text
+    text = _prose(result.text)
     agent = clean(result.agent)
     return f"{text} (asked: {agent})" if agent else text
 
@@ -1205,9 +1218,9 @@ def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_
         items.append(mark + clean(item.text))
     left = []
     if snap.left_off:
-        left.append(clean(snap.left_off))
+        left.append(_prose(snap.left_off))
     if snap.plan:
-        left.append("plan: " + clean(snap.plan))
+        left.append("plan: " + _prose(snap.plan))
     if snap.last_action:
         left.append("last action: " + _action(snap.last_action))
     agents = [_agent_item(r) for r in reversed(snap.subagent_results)]
@@ -1355,6 +1368,8 @@ class _Packer:
         at most twice that; the whole item when it is shorter."""
         item = self.sections[si].items[ii]
         full = len(item.encode())
+        if full <= self.min_item and self.sections[si].key == "requests":
+            return full  # a short request is quoted in the user's words
         if self.sections[si].paths:  # at first the file's name, under a small budget
             name = len(item.rsplit("/", 1)[-1].encode()) + 4
             return min(full, max(name, 20) if self.small else self.min_item)

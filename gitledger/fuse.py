@@ -235,7 +235,7 @@ def _salience(text: str) -> int:
 
 def _named(clause: str) -> int:
     """The salience of a clause that reads on its own: brackets and quotes balanced."""
-    pairs = ("()", "[]", "{}")
+    pairs = (("(", ")"), ("[", "]"), ("{", "}"))
     if clause.count("`") % 2 or any(clause.count(a) != clause.count(b) for a, b in pairs):
         return 0
     return _salience(clause)

@@ -2,29 +2,41 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import click
 
 from ._common import errors, json_option, open_ledger, print_json
 
-UNIT_CHOICE = click.Choice(["bytes", "tokens"])
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def budget_options(default: int, extra: str = "") -> Callable[[F], F]:
+    """``--budget N`` and ``--unit bytes|tokens``, as every budgeted command spells them."""
+
+    def decorate(fn: F) -> F:
+        fn = click.option(
+            "--unit",
+            type=click.Choice(["bytes", "tokens"]),
+            default="bytes",
+            show_default=True,
+            help="Count UTF-8 bytes, or cl100k_base tokens.",
+        )(fn)
+        return click.option(
+            "--budget",
+            type=int,
+            default=None,
+            help=f"At most this many bytes or tokens (default {default:,}).{extra}",
+        )(fn)
+
+    return decorate
 
 
 @click.command("context")
 @click.argument("task_id")
 @click.argument("budget_arg", metavar="[BUDGET]", type=int, required=False)
-@click.option(
-    "--budget",
-    type=int,
-    default=None,
-    help="At most this many bytes or tokens (default 2048). Same as the BUDGET argument.",
-)
-@click.option(
-    "--unit",
-    type=UNIT_CHOICE,
-    default="bytes",
-    show_default=True,
-    help="Count UTF-8 bytes, or cl100k_base tokens.",
-)
+@budget_options(2048, " Same as the BUDGET argument.")
 @json_option
 @click.pass_context
 def context_cmd(
@@ -63,19 +75,7 @@ def context_cmd(
 
 
 @click.command("prime")
-@click.option(
-    "--budget",
-    type=int,
-    default=None,
-    help="At most this many bytes or tokens (default 2000).",
-)
-@click.option(
-    "--unit",
-    type=UNIT_CHOICE,
-    default="bytes",
-    show_default=True,
-    help="Count UTF-8 bytes, or cl100k_base tokens.",
-)
+@budget_options(2000)
 @json_option
 @click.pass_context
 def prime_cmd(ctx: click.Context, budget: int | None, unit: str, as_json: bool) -> None:

@@ -36,6 +36,36 @@ def _payload() -> dict[str, Any]:
     return value
 
 
+def _transcript_and_payload(
+    transcript: Path | None, *, inline: bool
+) -> tuple[Path | None, dict[str, Any]]:
+    """``--transcript``, else the hook payload on stdin and the transcript it names.
+
+    A path given by hand must exist. With ``inline`` (the step judge) the payload may carry the
+    step itself ("step" or "messages") instead, and a payload's transcript may not exist yet:
+    Claude Code writes it asynchronously, and the judge then sees no step rather than failing.
+    """
+    from ..errors import InvalidInput
+
+    if transcript is not None:
+        if not _is_file(transcript):
+            raise InvalidInput(f"No transcript at {transcript}. Check the path.")
+        return transcript, {}
+    payload = _payload()
+    given = payload.get("transcript_path")
+    if not given:
+        if inline and ("step" in payload or "messages" in payload):
+            return None, payload
+        raise InvalidInput(
+            f"{'Nothing to judge' if inline else 'No transcript'}: pass --transcript PATH, or a "
+            'hook payload with "transcript_path" on stdin.'
+        )
+    path = Path(str(given))
+    if not inline and not _is_file(path):
+        raise InvalidInput(f"No transcript at {path}. Check the path.")
+    return path, payload
+
+
 def _is_file(path: Path) -> bool:
     """Path.is_file, but a name too long for the file system (ENAMETOOLONG) is no file either."""
     try:
@@ -160,18 +190,7 @@ def _step(
     from ..judge import SAME, Verdict, context_from_messages, gate, judge_step, step_context
 
     with errors(as_json):
-        payload: dict[str, Any] = {}
-        if transcript is None:
-            payload = _payload()
-            given = payload.get("transcript_path")
-            if not given and "step" not in payload and "messages" not in payload:
-                raise InvalidInput(
-                    "Nothing to judge: pass --transcript PATH, or a hook payload with "
-                    '"transcript_path" on stdin.'
-                )
-            transcript = Path(str(given)) if given else None
-        elif not _is_file(transcript):
-            raise InvalidInput(f"No transcript at {transcript}. Check the path.")
+        transcript, payload = _transcript_and_payload(transcript, inline=True)
         step = payload.get("step")
         if step is not None and not isinstance(step, dict):
             raise InvalidInput('The payload\'s "step" must be an object {"text", "calls"}.')
@@ -335,18 +354,8 @@ def _turn(
     from ..judge import TurnVerdict, judge_turn
 
     with errors(as_json):
-        payload: dict[str, Any] = {}
-        if transcript is None:
-            payload = _payload()
-            given = payload.get("transcript_path")
-            if not given:
-                raise InvalidInput(
-                    "No transcript: pass --transcript PATH, or a hook payload with "
-                    '"transcript_path" on stdin.'
-                )
-            transcript = Path(str(given))
-        if not _is_file(transcript):
-            raise InvalidInput(f"No transcript at {transcript}. Check the path.")
+        transcript, payload = _transcript_and_payload(transcript, inline=False)
+        assert transcript is not None  # inline=False: a transcript or an error
         session = session or payload.get("session_id") or transcript.stem
         verdict = None
         if verdict_json is not None:

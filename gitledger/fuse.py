@@ -14,10 +14,13 @@ Three steps, each a function:
   across compactions; an explicit change of goal replaces it and keeps the old one as history.
 - ``render(snapshot, budget) -> str``: sections packed by priority (goal, linked task, open items,
   specs; then constraints, decisions, pitfalls, sub-agent results, recent requests, where it left
-  off, files). Every item first gets a short slot; only then do items grow, so shortening happens
-  before dropping. The last line says what was left out. Stored text is data: control characters
-  are folded, every item is one line that starts with ``- ``, and the block is fenced, so text from
-  the transcript cannot forge a heading, a fence or an instruction line.
+  off, files); the open items and the newest request first. Every item first gets a short slot
+  (its first clause as a terse note, ``condense``); only then do items grow, so shortening happens
+  before dropping, and a shortened item keeps the clauses that name files, identifiers and numbers.
+  An item said twice is shown once. The last line says what was left out. Stored text is data:
+  control characters are folded, every line starts with a heading or ``- `` (under 2,000 bytes a
+  section is one line, its items after the heading), and the block is fenced, so text from the
+  transcript cannot forge a heading, a fence or an instruction line.
 - ``save(ledger, ...)`` / ``load(ledger, session)``: each save is a commit on
   ``refs/gitledger/fuse/<session>`` holding ``snapshot.json``, ``restore.md`` (the rendering at the
   default budget), ``trigger`` and ``delta.json`` (what changed since the previous save), so
@@ -39,6 +42,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -194,6 +198,7 @@ _NOTE_WORDS_RE = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)  # the packer asks again for every slot it tries
 def _dense(text: str) -> str:
     """``text`` as a terse note: filler words and the first person left out."""
     dense = _NOTE_WORDS_RE.sub("", _FILLER_WORDS_RE.sub("", text))
@@ -215,24 +220,30 @@ _CLAUSE_RE = re.compile(
     r"\s+(?=(?:because|since|so that|so|but|rather than|instead of|while|and then)\s)",
     re.I,
 )
-# Tokens a reader cannot reconstruct from context: names with digits, underscores, slashes, dots
-# or inner capitals, ALL-CAPS words, quoted code.
-_SALIENT_RE = re.compile(
-    r"`[^`]+`|[\w./-]*\d[\w./-]*|[\w.-]*[_/][\w./-]*|\w+\.\w{1,5}\b|"
-    r"\b[A-Z][a-z0-9]+[A-Z]\w*|\b[A-Z][A-Z0-9]{1,}\b"
-)
+# Words a reader cannot reconstruct from context: names with digits, underscores, slashes, dots
+# or quotes (two points); CamelCase and ALL-CAPS words, addresses and versions (one point).
+_NAME_RE = re.compile(r"[\d_/`]|\w\.\w")
+_CAPS_RE = re.compile(r"[A-Z][a-z0-9]+[A-Z]|[A-Z][A-Z0-9]+$")
+_DOTTED_NUMBER_RE = re.compile(r"\d+(\.\d+)+")
 
 
+@lru_cache(maxsize=16_384)
+def _word_salience(word: str) -> int:
+    word = word.strip(".,;:!?()[]{}\"'…")
+    if _DOTTED_NUMBER_RE.fullmatch(word):
+        return 1
+    if _NAME_RE.search(word):
+        return 2
+    return 1 if _CAPS_RE.match(word) else 0
+
+
+@lru_cache(maxsize=4096)
 def _salience(text: str) -> int:
-    """Two points for each distinct name with a digit, ``_``, ``/``, a file extension or quotes;
-    one for a CamelCase or ALL-CAPS word, an address or a version number."""
-    score = 0
-    for token in {m.group(0) for m in _SALIENT_RE.finditer(text)}:
-        dotted_number = re.fullmatch(r"\d+(\.\d+)+", token)  # an address or a version
-        score += 2 if re.search(r"[\d_/`]|\w\.\w", token) and not dotted_number else 1
-    return score
+    """How much ``text`` names: the points of its distinct words (see ``_word_salience``)."""
+    return sum(_word_salience(word) for word in set(text.split()))
 
 
+@lru_cache(maxsize=4096)
 def _named(clause: str) -> int:
     """The salience of a clause that reads on its own: brackets and quotes balanced."""
     pairs = (("(", ")"), ("[", "]"), ("{", "}"))
@@ -241,7 +252,8 @@ def _named(clause: str) -> int:
     return _salience(clause)
 
 
-def _clauses(text: str) -> list[tuple[str, str]]:
+@lru_cache(maxsize=4096)
+def _clauses(text: str) -> tuple[tuple[str, str], ...]:
     """``text`` split into (clause, the separator that followed it). A short clause ending in ":"
     is a label ("last action:", "Found one earlier attempt:") and stays with what follows it."""
     out: list[tuple[str, str]] = []
@@ -253,7 +265,7 @@ def _clauses(text: str) -> list[tuple[str, str]]:
             start = match.end()
     if start < len(text):
         out.append((text[start:], ""))
-    return out
+    return tuple(out)
 
 
 def condense(text: str, limit: int) -> str:
@@ -289,10 +301,15 @@ def condense(text: str, limit: int) -> str:
     # the clauses that name the most for their length first; a fragment of code cut out of its
     # brackets names nothing a reader can use
     rest = sorted(range(1, len(parts)), key=lambda i: (-_named(parts[i][0]) / len(parts[i][0]), i))
+    size = len(build(chosen).encode("utf-8"))
     for i in rest:
+        # adding a clause can save at most a gap mark and the final "…" (8 bytes)
+        if size + len(parts[i][0].encode("utf-8")) - 8 > limit:
+            continue
         trial = sorted([*chosen, i])
-        if len(build(trial).encode("utf-8")) <= limit:
-            chosen = trial
+        trial_size = len(build(trial).encode("utf-8"))
+        if trial_size <= limit:
+            chosen, size = trial, trial_size
     shown, head = build(chosen), cut(dense, limit)
     # Whole clauses, unless the head of the note (cut mid-clause) names more, or as much in a
     # good deal more words.
@@ -309,7 +326,7 @@ def _window(text: str, limit: int) -> str:
     best: tuple[int, int, str] = (1, 0, cut(text, limit))
     sizes = [len(w.encode("utf-8")) + 1 for w in words]
     for i, word in enumerate(words):
-        if i and not _SALIENT_RE.search(word):
+        if i and not _word_salience(word):
             continue
         lead = "" if i == 0 else words[0] + " … " if i > 1 else words[0] + " "
         room = limit - len(lead.encode("utf-8")) + 1 - 3  # +1: no space after the last word

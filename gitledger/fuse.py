@@ -1128,9 +1128,16 @@ _ALWAYS = frozenset({"task", "open"})  # sections whose every quota item is in t
 _FIRST = frozenset({"task", "open", "requests"})  # sections served first in the first pass
 _LEADING_FILLER_RE = re.compile(r"^(and|but|also|so|ok(ay)?|well|please|then|now)[,:]?\s+", re.I)
 # What a sub-agent says before its result ("Perfect! I have all the information needed.").
+_CHATTER_RE = re.compile(
+    r"^(?:\s*(?:(?:perfect|excellent|great|good|done|ok(?:ay)?|alright|sure)[!.,]|"
+    r"(?:now )?(?:i have|i've|i now have)\b[^.!?:]{0,120}[.!?:])\s*)+",
+    re.I,
+)
+# A sub-agent's report also opens with what it is about to do ("Let me create a summary:").
 _AGENT_CHATTER_RE = re.compile(
     r"^(?:\s*(?:(?:perfect|excellent|great|good|done|ok(?:ay)?|alright|sure|now)[!.,]|"
-    r"(?:now )?(?:i have|i've|i now have|let me|i'll|i will|i can now)\b[^.!?]{0,120}[.!?:])\s*)+",
+    r"(?:now )?(?:i have|i've|i now have|let me|i'll|i will|i can now)\b[^.!?:]{0,120}[.!?:])"
+    r"\s*)+",
     re.I,
 )
 
@@ -1149,17 +1156,17 @@ def _action(text: str) -> str:
     return re.sub(r"\s+2>&1(?=\s|…|$)", "", text)
 
 
-def _prose(text: str) -> str:
+def _prose(text: str, chatter: re.Pattern[str] = _CHATTER_RE) -> str:
     """What the assistant or a sub-agent wrote, as an item: without its opening chatter
     ("Perfect! I have all the information needed.") and markdown's heading and bold marks."""
     text = clean(text)
-    text = _AGENT_CHATTER_RE.sub("", text) or text
+    text = chatter.sub("", text) or text
     return " ".join(re.sub(r"(^|\s)#{1,6}\s|\*\*", " ", text).split()) or text
 
 
 def _agent_item(result: SubagentResult) -> str:
     """A sub-agent's result first, without its opening chatter; what it was asked after it."""
-    text = _prose(result.text)
+    text = _prose(result.text, _AGENT_CHATTER_RE)
     agent = clean(result.agent)
     return f"{text} (asked: {agent})" if agent else text
 

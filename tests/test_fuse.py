@@ -583,6 +583,10 @@ def test_a_sub_agent_result_comes_before_its_chatter_and_its_prompt() -> None:
     )
     line = next(x for x in fuse.render(snap, 2_000).splitlines() if "legacy_gate" in x)
     assert line.startswith("- The old limiter lives in") and "(asked: Survey limiter code)" in line
+    # where the assistant left off keeps what it was about to do, only the interjection goes
+    snap.left_off = "Perfect! Let me check the retry tests next."
+    text = fuse.render(snap, 2_000)
+    assert "- Let me check the retry tests next." in text and "Perfect" not in text
 
 
 def test_demo_session_has_each_probe_once(tmp_path: Path) -> None:

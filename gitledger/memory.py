@@ -32,18 +32,17 @@ tip moved.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import (
     AmbiguousId,
@@ -54,7 +53,7 @@ from .errors import (
     StorageError,
 )
 from .gitstore import BulkWriter, RefMoved, ref_tips, refs_stamp
-from .model import ID_PATTERN, check_text, new_id
+from .model import ID_PATTERN, FieldCheck, check_text, new_id, record_from_dict
 
 if TYPE_CHECKING:
     from .ledger import Ledger
@@ -100,37 +99,67 @@ def fingerprint(kind: str, text: str) -> str:
     return hashlib.sha256(f"{kind}\n{folded}".encode()).hexdigest()[:32]
 
 
-class Fact(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@dataclass(kw_only=True, slots=True)
+class Fact:
+    """One remembered fact, one version of it (a commit on ``refs/gitledger/memory/<id>``).
+
+    Checked on construction like the task records (``model.FieldCheck``): strict JSON types.
+    """
 
     id: str
-    version: int = Field(ge=1)
+    version: int
     kind: FactKind
     text: str
-    tags: list[str] = Field(default_factory=list)
-    importance: int = Field(default=3, ge=1, le=5)
+    tags: list[str] = field(default_factory=list)
+    importance: int = 3
     source_task: str | None = None
     source_session: str | None = None
     source_commit: str | None = None
     created_at: str
     last_used_at: str
-    uses: int = Field(default=0, ge=0)
+    uses: int = 0
     active: bool = True
     forgotten_reason: str | None = None
     fingerprint: str
     actor: str
 
-    @field_validator("text")
+    def __post_init__(self) -> None:
+        check = FieldCheck()
+        check.text("id", self.id, limit=256)
+        check.integer("version", self.version, 1)
+        if self.kind not in FACT_KINDS:
+            check.fail("kind", f"{self.kind!r} is not one of {', '.join(FACT_KINDS)}")
+        check.text("text", self.text, limit=MAX_FACT_BYTES)
+        self.tags = check.items("tags", self.tags)
+        for tag in self.tags:
+            check.text("tags", tag, limit=256)
+        check.integer("importance", self.importance, 1, 5)
+        for name in ("source_task", "source_session", "source_commit", "forgotten_reason"):
+            check.optional_text(name, getattr(self, name))
+        for name in ("created_at", "last_used_at", "fingerprint", "actor"):
+            check.text(name, getattr(self, name), limit=1024)
+        check.integer("uses", self.uses, 0)
+        if type(self.active) is not bool:
+            check.fail("active", f"expected true or false, got {self.active!r}")
+
     @classmethod
-    def _text(cls, value: str) -> str:
-        check_text(value, "fact text", limit=MAX_FACT_BYTES)
-        return value
+    def from_dict(cls, raw: object, *, where: str = "") -> Fact:
+        return record_from_dict(cls, raw, where)
+
+    def replace(self, **changes: Any) -> Fact:
+        """A copy with ``changes`` applied, checked like a new fact."""
+        return dataclasses.replace(self, **changes)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        out = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        out["tags"] = list(self.tags)
+        return out
 
     def strength(self, now: float) -> float:
         return strength(self.importance, self.uses, _ts(self.last_used_at), now)
 
     def to_dict(self, now: float | None = None) -> dict[str, Any]:
-        data = self.model_dump(mode="json")
+        data = self.to_json_dict()
         if now is not None:
             data["strength"] = round(self.strength(now), 4)
         return data
@@ -153,20 +182,27 @@ class Hit:
 
 
 def _encode(fact: Fact) -> bytes:
-    return (
-        json.dumps(fact.model_dump(mode="json"), sort_keys=True, ensure_ascii=False) + "\n"
-    ).encode()
+    return (json.dumps(fact.to_json_dict(), sort_keys=True, ensure_ascii=False) + "\n").encode()
+
+
+def _to_row(fact: Fact) -> str:
+    """A fact as the memory index stores it (compact JSON)."""
+    return json.dumps(fact.to_json_dict(), ensure_ascii=False, separators=(",", ":"))
+
+
+def _from_row(text: str) -> Fact:
+    return Fact.from_dict(json.loads(text))
 
 
 def _decode(data: bytes | None, where: str) -> Fact:
     if data is None:
         raise CorruptRecord(f"{where}: no fact.json")
     try:
-        return Fact.model_validate(json.loads(data))
-    except (ValueError, ValidationError) as exc:
-        raise CorruptRecord(
-            f"{where}: fact.json does not validate ({exc.__class__.__name__})"
-        ) from exc
+        return Fact.from_dict(json.loads(data))
+    except InvalidInput as exc:
+        raise CorruptRecord(f"{where}: fact.json does not validate ({exc.message})") from exc
+    except (ValueError, RecursionError) as exc:
+        raise CorruptRecord(f"{where}: fact.json is not valid JSON ({exc})") from exc
 
 
 def _clean_tags(tags: Iterable[str]) -> list[str]:
@@ -334,7 +370,7 @@ class MemoryIndex:
         row = conn.execute("SELECT rowid, record FROM facts WHERE id = ?", (fact_id,)).fetchone()
         if row is None:
             return
-        old = Fact.model_validate_json(row[1])
+        old = _from_row(row[1])
         if old.active:
             conn.execute(
                 "INSERT INTO fts(fts, rowid, text, tags, kind) VALUES ('delete', ?, ?, ?, ?)",
@@ -357,7 +393,7 @@ class MemoryIndex:
                 fact.importance,
                 fact.uses,
                 _ts(fact.last_used_at),
-                fact.model_dump_json(),
+                _to_row(fact),
             ),
         )
         # Only active facts are searchable: recall then needs no join to filter, and FTS5 can
@@ -414,7 +450,7 @@ class Memory:
 
     def _facts(self, sql: str, args: tuple[Any, ...] = ()) -> list[Fact]:
         rows = self.index.run(lambda conn: conn.execute(sql, args).fetchall())
-        return [Fact.model_validate_json(r[0]) for r in rows]
+        return [_from_row(r[0]) for r in rows]
 
     def resolve(self, prefix: str) -> str:
         wanted = prefix.strip().lower()
@@ -556,7 +592,7 @@ class Memory:
                 ).fetchall()
             )
         )
-        hits = [Hit(Fact.model_validate_json(records[t[3]]), t[0], t[1], t[2]) for t in top]
+        hits = [Hit(_from_row(records[t[3]]), t[0], t[1], t[2]) for t in top]
         if reinforce:
             used = self._use([h.fact for h in hits], actor)
             hits = [
@@ -622,17 +658,15 @@ class Memory:
             if existing:
                 old = existing[0]
                 tip = self.store.tip(MEMORY_PREFIX + old.id)
-                merged = old.model_copy(
-                    update={
-                        "version": old.version + 1,
-                        "tags": old.tags + [t for t in clean_tags if t not in old.tags],
-                        "importance": max(old.importance, importance),
-                        "uses": old.uses + 1,
-                        "last_used_at": _iso(now),
-                        "active": True,
-                        "forgotten_reason": None,
-                        "actor": name,
-                    }
+                merged = old.replace(
+                    version=old.version + 1,
+                    tags=old.tags + [t for t in clean_tags if t not in old.tags],
+                    importance=max(old.importance, importance),
+                    uses=old.uses + 1,
+                    last_used_at=_iso(now),
+                    active=True,
+                    forgotten_reason=None,
+                    actor=name,
                 )
                 self._write(merged, tip, f"remember again: {_short(text)}\n", actor)
                 return merged, False
@@ -666,12 +700,8 @@ class Memory:
                 current = _decode(
                     self.store.read_files(tip, FACT_FILES)["fact.json"], MEMORY_PREFIX + fact.id
                 )
-                used = current.model_copy(
-                    update={
-                        "version": current.version + 1,
-                        "uses": current.uses + 1,
-                        "last_used_at": now,
-                    }
+                used = current.replace(
+                    version=current.version + 1, uses=current.uses + 1, last_used_at=now
                 )
                 try:
                     out[fact.id] = self._write(used, tip, "recalled\n", actor)
@@ -697,7 +727,7 @@ class Memory:
             }
             if active:
                 update["last_used_at"] = _iso(self.clock())
-            changed = current.model_copy(update=update)
+            changed = current.replace(**update)
             verb = "restore" if active else "forget"
             self._write(changed, tip, f"{verb}: {_short(current.text)}\n", actor)
             if active:
@@ -726,12 +756,12 @@ class Memory:
         evicted = []
         for fact in candidates:
             tip = self.store.tip(MEMORY_PREFIX + fact.id)
-            gone = fact.model_copy(
-                update={
-                    "version": fact.version + 1,
-                    "active": False,
-                    "forgotten_reason": f"evicted at capacity {capacity} (strength {fact.strength(now):.3f})",
-                }
+            gone = fact.replace(
+                version=fact.version + 1,
+                active=False,
+                forgotten_reason=(
+                    f"evicted at capacity {capacity} (strength {fact.strength(now):.3f})"
+                ),
             )
             try:
                 evicted.append(self._write(gone, tip, f"evict: {_short(fact.text)}\n", actor))
@@ -910,19 +940,17 @@ def merge_facts(base: Fact | None, ours: Fact, theirs: Fact) -> Fact:
     elif base is None and ours.active != theirs.active:
         active = True
     reason = None if active else (ours.forgotten_reason or theirs.forgotten_reason)
-    return ours.model_copy(
-        update={
-            "version": max(ours.version, theirs.version) + 1,
-            "uses": uses,
-            "last_used_at": max(ours.last_used_at, theirs.last_used_at),
-            "created_at": min(ours.created_at, theirs.created_at),
-            "importance": max(ours.importance, theirs.importance),
-            "tags": ours.tags + [t for t in theirs.tags if t not in ours.tags],
-            "active": active,
-            "forgotten_reason": reason,
-            "source_task": ours.source_task or theirs.source_task,
-            "source_session": ours.source_session or theirs.source_session,
-        }
+    return ours.replace(
+        version=max(ours.version, theirs.version) + 1,
+        uses=uses,
+        last_used_at=max(ours.last_used_at, theirs.last_used_at),
+        created_at=min(ours.created_at, theirs.created_at),
+        importance=max(ours.importance, theirs.importance),
+        tags=ours.tags + [t for t in theirs.tags if t not in ours.tags],
+        active=active,
+        forgotten_reason=reason,
+        source_task=ours.source_task or theirs.source_task,
+        source_session=ours.source_session or theirs.source_session,
     )
 
 

@@ -28,9 +28,12 @@ import time
 from dataclasses import MISSING, dataclass, field
 from datetime import datetime, timezone
 from json.encoder import encode_basestring as _encode_string
-from typing import Any, Literal, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
 
 from .errors import CorruptRecord, InvalidInput
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 FORMAT_NAME = "gitledger-task"
 FORMAT_VERSION = 1
@@ -133,10 +136,10 @@ class HybridClock:
 
 
 _E = TypeVar("_E", "Entry", "Evidence", "FieldConflict")
-_R = TypeVar("_R", "Task", "Entry", "Evidence", "FieldConflict")
+_R = TypeVar("_R", bound="DataclassInstance")
 
 
-class _Fields:
+class FieldCheck:
     """Checks one record's values, naming the field that is wrong; shared by every record class.
 
     Records are read on every command, so they are plain dataclasses checked here by hand rather
@@ -199,7 +202,7 @@ def _kind(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _from_dict(cls: type[_R], raw: object, where: str) -> _R:
+def record_from_dict(cls: type[_R], raw: object, where: str = "") -> _R:
     """A record from its JSON object: unknown keys and missing required ones are refused."""
     if type(raw) is not dict:
         raise InvalidInput(f"{where or 'record'}: expected an object, got {_kind(raw)}")
@@ -238,7 +241,7 @@ class Entry:
     actor: str
 
     def __post_init__(self) -> None:
-        check = _Fields()
+        check = FieldCheck()
         check.text("id", self.id, limit=MAX_LABEL_BYTES)
         self.text = check.text("text", self.text)
         check.text("at", self.at, limit=MAX_LABEL_BYTES)
@@ -246,7 +249,7 @@ class Entry:
 
     @classmethod
     def from_dict(cls: type[_R], raw: object, *, where: str = "") -> _R:
-        return _from_dict(cls, raw, where)
+        return record_from_dict(cls, raw, where)
 
     def to_json_dict(self) -> dict[str, Any]:
         return {"id": self.id, "text": self.text, "at": self.at, "actor": self.actor}
@@ -261,7 +264,7 @@ class Evidence(Entry):
 
     def __post_init__(self) -> None:
         Entry.__post_init__(self)
-        check = _Fields()
+        check = FieldCheck()
         check.text("task_id", self.task_id, limit=MAX_LABEL_BYTES)
         check.text("criteria_hash", self.criteria_hash, limit=MAX_LABEL_BYTES)
 
@@ -282,7 +285,7 @@ class FieldConflict:
     at: str
 
     def __post_init__(self) -> None:
-        check = _Fields()
+        check = FieldCheck()
         check.text("field", self.field, limit=MAX_LABEL_BYTES)
         check.text("at", self.at, limit=MAX_LABEL_BYTES)
         for name in ("kept", "dropped"):
@@ -294,7 +297,7 @@ class FieldConflict:
 
     @classmethod
     def from_dict(cls, raw: object, *, where: str = "") -> FieldConflict:
-        return _from_dict(cls, raw, where)
+        return record_from_dict(cls, raw, where)
 
     def to_json_dict(self) -> dict[str, Any]:
         kept = list(self.kept) if isinstance(self.kept, list) else self.kept
@@ -330,7 +333,7 @@ class Task:
     conflicts: list[FieldConflict] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        check = _Fields()
+        check = FieldCheck()
         check.task_id("id", self.id)
         check.integer("version", self.version, 1)
         check.text("goal", self.goal)
@@ -374,7 +377,7 @@ class Task:
     @classmethod
     def from_dict(cls, raw: object, *, where: str = "") -> Task:
         """A task from its JSON object (``task show --json``'s fields); InvalidInput names why not."""
-        return _from_dict(cls, raw, where)
+        return record_from_dict(cls, raw, where)
 
     @property
     def finished(self) -> bool:

@@ -335,9 +335,9 @@ def test_a_fact_changed_on_two_machines_merges_on_sync(tmp_path: Path) -> None:
     assert merged.uses == 3 and merged.tags == ["ops", "network"] and merged.active
     # forgetting on one side wins over a use on the other; both changing it keeps it active
     base = merged
-    forgot = base.model_copy(update={"active": False, "forgotten_reason": "x", "version": 9})
-    used = base.model_copy(update={"uses": base.uses + 1, "version": 9})
+    forgot = base.replace(**{"active": False, "forgotten_reason": "x", "version": 9})
+    used = base.replace(**{"uses": base.uses + 1, "version": 9})
     assert merge_facts(base, used, forgot).active is False
     assert merge_facts(base, forgot, used).active is False
-    restored = base.model_copy(update={"active": True})
-    assert merge_facts(forgot, restored, forgot.model_copy(update={"tags": ["x"]})).active is True
+    restored = base.replace(**{"active": True})
+    assert merge_facts(forgot, restored, forgot.replace(**{"tags": ["x"]})).active is True

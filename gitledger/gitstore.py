@@ -18,14 +18,19 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pygit2
 
@@ -674,11 +679,13 @@ def commit_exists(project_dir: Path, rev: str) -> bool:
 
 # --- remotes: listing, fetching, pushing, bundles (used by sync.py) ---------------------------
 #
-# libgit2 speaks every transport gitledger needs (git://, ssh, https, a local bare repository)
-# but lacks three things, for which the git CLI is the transport fallback DESIGN.md allows:
-# pushing into a non-bare local repository, and creating or reading bundles. The CLI runs with
-# hooks disabled (``core.hooksPath`` pointed at an empty place and ``--no-verify``): a backup must
-# never run the user's pre-push hooks. libgit2 itself runs no hooks.
+# libgit2 lists remotes (one connection, no objects) and is the storage layer throughout. The
+# git CLI is the transport fallback DESIGN.md allows where libgit2 lacks something: it moves the
+# objects of a fetch or push when it is installed (libgit2's fetch and push cost grows with the
+# square of the refs; figures below), and it alone writes and reads bundles and pushes into a
+# repository with a work tree. The CLI runs with hooks disabled (``core.hooksPath`` pointed at
+# an empty place and ``--no-verify``): a backup must never run the user's pre-push hooks.
+# libgit2 itself runs no hooks.
 
 LEDGER_PREFIX = "refs/gitledger/"
 _SCP_LIKE = re.compile(r"^[A-Za-z0-9._-]+@[^/:]+:")
@@ -848,31 +855,261 @@ def list_remote_refs(store: GitStore, url: str, prefix: str = LEDGER_PREFIX) -> 
         return {h.name: str(h.oid) for h in heads if h.name and h.name.startswith(prefix)}
 
 
+# --- the git CLI as the transport where it is installed -----------------------------------------
+#
+# Why the git CLI moves the objects when it is there (DESIGN.md allows it as a transport fallback
+# where libgit2 lacks something): libgit2's fetch negotiation pushes every local ref into a
+# revision walk sorted by date with an insertion sort, which is quadratic in the number of refs,
+# and its push marks the tree of every remote head as uninteresting before packing. Measured here
+# at 10,000 tasks with 100 changed refs (pygit2 1.21 / libgit2 1.9.7, git 2.39, loopback `git
+# daemon`): fetching them took libgit2 2.8 s (13 s with 10,000 more staging refs present, 84% of
+# it in git_commit_list_insert_by_date) and git 0.66 s; pushing them took libgit2 1.5 s. git's own
+# explicit-refspec push is quadratic in refspecs x remote refs (3.7 s for 100 refspecs against
+# 10,000 remote refs), so the CLI pushes one wildcard refspec from a scratch repository that
+# borrows the ledger's objects (objects/info/alternates) and holds only the refs to push. libgit2
+# stays the storage layer and still lists remotes; without git (or with one older than 2.29, which
+# lacks `fetch --stdin` and `--no-write-fetch-head`), libgit2 moves the objects as before.
+
+GIT_MIN_VERSION = (2, 29)
+# Settings for every git transport command: never the user's hooks, no automatic gc or
+# maintenance in the ledger (it is packed on its own schedule: packed refs make every ref write
+# slower), no pruning, no tags, no push signing, and protocol v2 so a fetch by name is told only
+# the refs it asked for (a server that lacks v2 answers in v0).
+_GIT_SETTINGS = (
+    f"core.hooksPath={os.devnull}",
+    "gc.auto=0",
+    "maintenance.auto=false",
+    "fetch.prune=false",
+    "fetch.pruneTags=false",
+    "fetch.writeCommitGraph=false",
+    "fetch.recurseSubmodules=false",
+    "push.followTags=false",
+    "push.gpgSign=false",
+    "protocol.version=2",
+)
+# Variables that would point git at another repository than the one named by --git-dir (they are
+# set when gitledger runs inside a Git hook, for example).
+_GIT_ENV_DROP = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_QUARANTINE_PATH",
+)
+_PROGRESS = re.compile(r"(Receiving|Unpacking|Writing) objects:\s+\d+% \((\d+)/(\d+)\)")
+_TOTAL = re.compile(r"Total (\d+)")
+_ANY_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://)[^/@\s]*:[^/@\s]*@")
+_CORRUPT_WORDS = (
+    "hash mismatch",
+    "corrupt",
+    "did not send all necessary objects",
+    "missing blob",
+    "missing tree",
+    "bad object",
+    "inflate",
+)
+
+
+@functools.lru_cache(maxsize=8)
+def _git_version(executable: str) -> tuple[int, ...] | None:
+    try:
+        out = subprocess.run(
+            [executable, "--version"], capture_output=True, text=True, timeout=30
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.search(r"(\d+)\.(\d+)", out)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def git_transport() -> str | None:
+    """The git executable that moves objects, or None when libgit2 has to (no git, or too old)."""
+    executable = shutil.which("git")
+    if executable is None:
+        return None
+    version = _git_version(executable)
+    return executable if version is not None and version >= GIT_MIN_VERSION else None
+
+
+def _redact_text(text: str, url: str) -> str:
+    return _ANY_USERINFO.sub(r"\1***@", text.replace(url, redact_url(url)))
+
+
+def _run_git(
+    argv: list[str],
+    what: str,
+    url: str,
+    *,
+    stdin: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> tuple[int, str, str]:
+    """Run a git transport command; returns exit code, stdout and stderr (credentials redacted).
+
+    With ``progress``, stderr is read as it comes and git's "Receiving/Writing objects" counts
+    are passed on (git prints them when asked with --progress, even to a pipe).
+    """
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV_DROP}
+    env["GIT_TERMINAL_PROMPT"] = "0"  # a missing credential is an error, never a hidden prompt
+    argv = [argv[0], *(a for s in _GIT_SETTINGS for a in ("-c", s)), *argv[1:]]
+    try:
+        if progress is None:
+            done = subprocess.run(
+                argv, input=stdin, capture_output=True, text=True, env=env, timeout=3600
+            )
+            return done.returncode, done.stdout, _redact_text(done.stderr, url)
+        with subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+        ) as proc:
+            assert proc.stdout is not None and proc.stderr is not None
+            out: list[bytes] = []
+            reader = threading.Thread(target=_drain, args=(proc.stdout, out))
+            reader.start()
+            if stdin is not None and proc.stdin is not None:
+                writer = threading.Thread(target=_feed, args=(proc.stdin, stdin.encode()))
+                writer.start()
+            err = bytearray()
+            pending = b""
+            while chunk := os.read(proc.stderr.fileno(), 4096):
+                err += chunk
+                *lines, pending = re.split(rb"[\r\n]", pending + chunk)
+                for line in lines:
+                    found = _PROGRESS.search(line.decode("utf-8", "replace"))
+                    if found:
+                        progress(int(found.group(2)), int(found.group(3)))
+            proc.wait()
+            reader.join()
+            if stdin is not None:
+                writer.join()
+            text = err.decode("utf-8", "replace")
+            return (
+                proc.returncode,
+                b"".join(out).decode("utf-8", "replace"),
+                _redact_text(text, url),
+            )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise RemoteError(f"{what} {redact_url(url)}: could not run git ({exc}).") from exc
+
+
+def _drain(pipe: IO[bytes], into: list[bytes]) -> None:
+    into.append(pipe.read())
+
+
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    try:
+        pipe.write(data)
+        pipe.close()
+    except OSError:  # git exited early; its exit code and stderr say why
+        pass
+
+
+def _git_message(stderr: str) -> str:
+    """git's stderr without its progress lines: what went wrong, in git's words."""
+    lines = re.split(r"[\r\n]", stderr)
+    kept = [
+        ln.strip()
+        for ln in lines
+        if ln.strip()
+        and not _PROGRESS.search(ln)
+        and "Counting objects" not in ln
+        and "Compressing objects" not in ln
+        and "Enumerating objects" not in ln
+        and "Resolving deltas" not in ln
+        and not _TOTAL.search(ln)
+    ]
+    return " ".join(kept)[:2000] or "git gave no reason"
+
+
+def _objects_moved(stderr: str) -> int:
+    counts = [int(m.group(3)) for m in _PROGRESS.finditer(stderr)]
+    if counts:
+        return max(counts)
+    totals = [int(t) for t in _TOTAL.findall(stderr)]
+    return max(totals) if totals else 0
+
+
+def _git_failure(what: str, url: str, text: str) -> RemoteError:
+    shown = redact_url(url)
+    lower = text.lower()
+    if "couldn't find remote ref" in lower:
+        return RemoteMoved(f"{what} {shown}: a ref went away while fetching ({text}).")
+    if any(word in lower for word in _CORRUPT_WORDS):
+        return RemoteError(
+            f"{what} {shown}: the remote sent a corrupt or incomplete object ({text}). Nothing "
+            f"was changed here; repair the remote (git fsck there) or use another backup."
+        )
+    return RemoteError(
+        f"{what} {shown} failed: {text}. Check the URL, the network and your access rights; "
+        f"nothing was changed here."
+    )
+
+
+def _drop_staged(store: GitStore, staged: list[str]) -> None:
+    with map_git_errors("clearing the staging refs"):
+        for name in staged:
+            old = store.repo.references.get(name)
+            if old is not None:
+                old.delete()
+
+
 def fetch_refs(
     store: GitStore,
     url: str,
     staging: str,
     progress: Callable[[int, int], None] | None = None,
     only: list[str] | None = None,
+    negotiate: list[str] | None = None,
 ) -> TransferStats:
     """Fetch every ledger ref of ``url`` (or ``only`` these) into the ``staging`` namespace.
 
     Staging refs mirror the remote, so they are forced; the ledger's own refs move only after
-    sync has decided (fast-forward or merge) under the ledger lock.
+    sync has decided (fast-forward or merge) under the ledger lock. ``negotiate``: commits here
+    that the remote probably has (this ledger's tips of the refs asked for); the git CLI offers
+    only these as common ground, so the server sends just what is new on top of them.
     """
+    staged = [staging + ref[len(LEDGER_PREFIX) :] for ref in only or []]
+    # A ref the remote lacks is simply not fetched; drop its stale staged copy first.
+    _drop_staged(store, staged)
+    git = git_transport()
+    if git is None:
+        return _fetch_libgit2(store, url, staging, progress, only)
+    if only is None:
+        specs = [f"+{LEDGER_PREFIX}*:{staging}*"]
+    else:
+        specs = [f"+{ref}:{name}" for ref, name in zip(only, staged, strict=True)]
+    argv = [git, "--git-dir", str(store.path), "fetch", "--no-tags", "--no-write-fetch-head"]
+    argv += ["--progress", "--stdin", *(f"--negotiation-tip={oid}" for oid in negotiate or [])]
+    code, _out, err = _run_git(
+        [*argv, url],
+        "Fetching from",
+        url,
+        stdin="".join(s + "\n" for s in specs),
+        progress=progress,
+    )
+    if code != 0:
+        raise _git_failure("Fetching from", url, _git_message(err))
+    return TransferStats(objects=_objects_moved(err), refs=len(specs))
+
+
+def _fetch_libgit2(
+    store: GitStore,
+    url: str,
+    staging: str,
+    progress: Callable[[int, int], None] | None,
+    only: list[str] | None,
+) -> TransferStats:
     with map_remote_errors("Fetching from", url):
         remote = store.repo.remotes.create_anonymous(url)
         if only is None:
             specs = [f"+{LEDGER_PREFIX}*:{staging}*"]
         else:
-            # A ref the remote lacks is simply not fetched; drop its stale staged copy first.
-            specs = []
-            for ref in only:
-                staged = staging + ref[len(LEDGER_PREFIX) :]
-                old = store.repo.references.get(staged)
-                if old is not None:
-                    old.delete()
-                specs.append(f"+{ref}:{staged}")
+            specs = [f"+{ref}:{staging}{ref[len(LEDGER_PREFIX) :]}" for ref in only]
         # No libgit2 prune: it cost 2.2 s of a 2.6 s no-op fetch at 3,000 tasks. The heads the
         # fetch saw stay readable after it, so staged refs the remote no longer has go here.
         stats = remote.fetch(specs, callbacks=_Callbacks(progress))
@@ -891,25 +1128,44 @@ def fetch_refs(
 
 
 def _git_cli(args: list[str], what: str, url: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    env["GIT_TERMINAL_PROMPT"] = "0"
-    try:
-        done = subprocess.run(
-            ["git", "-c", f"core.hooksPath={os.devnull}", *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=3600,
+    """Run git for a bundle (libgit2 has none); a refusal to move a ref is ``RemoteMoved``."""
+    git = shutil.which("git")
+    if git is None:
+        raise RemoteError(
+            f"{what} {redact_url(url)}: this needs the git command, which is not installed "
+            f"(libgit2 cannot read or write bundles). Install git, or use a remote instead."
         )
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise RemoteError(f"{what} {redact_url(url)}: could not run git ({exc}).") from exc
-    if done.returncode != 0:
-        text = (done.stderr or done.stdout).strip().replace(url, redact_url(url))
+    code, out, err = _run_git([git, *args], what, url)
+    if code != 0:
+        text = _git_message(err or out)
         lower = text.lower()
         if "non-fast-forward" in lower or "fetch first" in lower or "stale info" in lower:
             raise RemoteMoved(f"{what} {redact_url(url)}: the remote moved ({text}).")
         raise RemoteError(f"{what} {redact_url(url)} failed: {text}")
-    return done
+    return subprocess.CompletedProcess(args, code, out, err)
+
+
+@contextlib.contextmanager
+def _scratch_repository(store: GitStore, refs: list[tuple[str, str]]) -> Iterator[Path]:
+    """A throwaway bare repository holding only ``refs`` and borrowing the ledger's objects.
+
+    Pushing one wildcard refspec from it sends exactly these refs, without git matching each of
+    many explicit refspecs against every remote ref. Nothing is written into the ledger.
+    """
+    root = Path(tempfile.mkdtemp(prefix="gitledger-push-"))
+    try:
+        (root / "objects" / "info").mkdir(parents=True)
+        (root / "objects" / "pack").mkdir()
+        (root / "refs" / "heads").mkdir(parents=True)
+        (root / "HEAD").write_text("ref: refs/heads/main\n")
+        (root / "config").write_text("[core]\n\trepositoryformatversion = 0\n\tbare = true\n")
+        objects = (store.path / "objects").resolve()
+        (root / "objects" / "info" / "alternates").write_text(f"{objects}\n")
+        lines = "".join(f"{oid} {ref}\n" for ref, oid in sorted(refs))
+        (root / "packed-refs").write_text("# pack-refs with: peeled fully-peeled sorted \n" + lines)
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def push_refs(
@@ -921,59 +1177,117 @@ def push_refs(
 ) -> TransferStats:
     """Push ``(ref, new_tip, expected_remote_tip)`` updates without force, in chunks.
 
-    Each chunk first checks that the remote refs are still where the caller listed them
-    (``RemoteMoved`` otherwise), then pushes explicit ``oid:ref`` refspecs: libgit2 rejects
-    wildcard push refspecs, and a non-fast-forward aborts the batch. The server checks each old
-    tip again when it updates, so of two racing pushers exactly one wins a ref.
+    Nothing is forced: a ref whose remote tip is not an ancestor of the new one is refused
+    (``RemoteMoved``: fetch, merge, push again), and the server compares each old tip again under
+    its ref lock when it updates, so of two racing pushers exactly one wins a ref. libgit2, which
+    pushes when git is missing, also checks on the push connection that each remote ref is still
+    where the caller listed it.
     """
     stats = TransferStats()
     if not updates:
         return stats
-    local_target = is_local_url(url) and is_bare_repository(local_path(url)) is False
+    outside = [ref for ref, _new, _old in updates if not ref.startswith(LEDGER_PREFIX)]
+    if outside:
+        raise ValueError(f"push_refs moves ledger refs only, not {outside[0]}")
+    git = git_transport()
     for start in range(0, len(updates), chunk):
         part = updates[start : start + chunk]
-        if local_target:
-            # pygit2 cannot push into a non-bare local repository; the git CLI can.
-            # No force of any kind: git refuses a non-fast-forward, and the server re-checks
-            # each old tip when it updates the ref.
-            args = ["--git-dir", str(store.path), "push", "--no-verify", "--porcelain", url]
-            args += [f"{new}:{ref}" for ref, new, _expected in part]
-            _git_cli(args, "Pushing to", url)
-            stats.refs += len(part)
-            continue
-        with map_remote_errors("Pushing to", url):
-            remote = store.repo.remotes.create_anonymous(url)
-            callbacks = _Callbacks(progress)
-            # List in the push direction on the same connection: the push then reuses it, and
-            # the tips seen are the ones the server will compare against.
-            remote.connect(callbacks=callbacks, direction=_GIT_DIRECTION_PUSH)
-            heads = {h.name: str(h.oid) for h in remote.list_heads(connect=False)}
-            moved = [ref for ref, _new, expected in part if heads.get(ref) != expected]
-            if moved:
-                raise RemoteMoved(
-                    f"Pushing to {redact_url(url)}: {len(moved)} ref(s) moved since they were "
-                    f"listed (first: {moved[0]})."
-                )
-            remote.push([f"{new}:{ref}" for ref, new, _expected in part], callbacks=callbacks)
-        if callbacks.rejected:
-            ref, why = next(iter(sorted(callbacks.rejected.items())))
-            lower = why.lower()
-            if "fast-forward" in lower or "fetch first" in lower or "lock" in lower:
-                raise RemoteMoved(f"Pushing to {redact_url(url)}: {ref} was refused ({why}).")
-            # A server reports a lost race as a bare "failed to update ref": look again, and call
-            # it a move only if the refused ref really is somewhere else now.
-            expected_tips = {r: e for r, _n, e in part}
-            now = list_remote_refs(store, url)
-            if any(now.get(r) != expected_tips.get(r) for r in callbacks.rejected):
-                raise RemoteMoved(f"Pushing to {redact_url(url)}: {ref} moved meanwhile ({why}).")
+        if git is not None:
+            _push_git(store, git, url, part, progress, stats)
+        elif is_local_url(url) and is_bare_repository(local_path(url)) is False:
             raise RemoteError(
-                f"The remote {redact_url(url)} refused {len(callbacks.rejected)} ref(s) (first: "
-                f"{ref}: {why}). Check your access rights or the server's hooks."
+                f"Pushing to {redact_url(url)}: a repository with a work tree needs the git "
+                f"command (libgit2 cannot push into one), which is not installed. Install git, "
+                f"or push to a bare repository."
             )
-        stats.objects += callbacks.objects
-        stats.bytes += callbacks.bytes
-        stats.refs += len(part)
+        else:
+            _push_libgit2(store, url, part, progress, stats)
     return stats
+
+
+def _push_git(
+    store: GitStore,
+    git: str,
+    url: str,
+    part: list[tuple[str, str, str | None]],
+    progress: Callable[[int, int], None] | None,
+    stats: TransferStats,
+) -> None:
+    spec = f"{LEDGER_PREFIX}*:{LEDGER_PREFIX}*"
+    with _scratch_repository(store, [(ref, new) for ref, new, _old in part]) as scratch:
+        argv = [git, "--git-dir", str(scratch), "push", "--porcelain", "--no-verify", "--progress"]
+        code, out, err = _run_git([*argv, url, spec], "Pushing to", url, progress=progress)
+    # --porcelain: "<flag>\t<from>:<to>\t<summary>" per ref; "!" is a refusal.
+    status: dict[str, tuple[str, str]] = {}
+    for line in out.splitlines():
+        flag, tab, rest = line.partition("\t")
+        if tab and len(flag) == 1:
+            refs, _, summary = rest.partition("\t")
+            status[refs.partition(":")[2]] = (flag, summary)
+    refused = {ref: summary for ref, (flag, summary) in status.items() if flag == "!"}
+    if not status and code != 0:
+        raise _git_failure("Pushing to", url, _git_message(err))
+    if refused:
+        _raise_refused(store, url, part, refused)
+    unreported = [ref for ref, _new, _old in part if ref not in status]
+    if code != 0 or unreported:
+        raise RemoteError(
+            f"Pushing to {redact_url(url)}: the server did not confirm {len(unreported)} ref(s) "
+            f"({_git_message(err)}). Run 'gitledger sync' again; if it repeats, check the server."
+        )
+    stats.objects += _objects_moved(err)
+    stats.refs += len(part)
+
+
+def _raise_refused(
+    store: GitStore,
+    url: str,
+    part: list[tuple[str, str, str | None]],
+    refused: dict[str, str],
+) -> None:
+    ref, why = next(iter(sorted(refused.items())))
+    lower = why.lower()
+    moved_words = ("fast-forward", "fetch first", "lock", "stale info", "already exists")
+    if any(word in lower for word in moved_words):
+        raise RemoteMoved(f"Pushing to {redact_url(url)}: {ref} was refused ({why}).")
+    # A server reports a lost race as a bare "failed to update ref": look again, and call it a
+    # move only if the refused ref really is somewhere else now.
+    expected_tips = {r: e for r, _n, e in part}
+    now = list_remote_refs(store, url)
+    if any(now.get(r) != expected_tips.get(r) for r in refused):
+        raise RemoteMoved(f"Pushing to {redact_url(url)}: {ref} moved meanwhile ({why}).")
+    raise RemoteError(
+        f"The remote {redact_url(url)} refused {len(refused)} ref(s) (first: {ref}: {why}). "
+        f"Check your access rights or the server's hooks."
+    )
+
+
+def _push_libgit2(
+    store: GitStore,
+    url: str,
+    part: list[tuple[str, str, str | None]],
+    progress: Callable[[int, int], None] | None,
+    stats: TransferStats,
+) -> None:
+    with map_remote_errors("Pushing to", url):
+        remote = store.repo.remotes.create_anonymous(url)
+        callbacks = _Callbacks(progress)
+        # List in the push direction on the same connection: the push then reuses it, and the
+        # tips seen are the ones the server will compare against.
+        remote.connect(callbacks=callbacks, direction=_GIT_DIRECTION_PUSH)
+        heads = {h.name: str(h.oid) for h in remote.list_heads(connect=False)}
+        moved = [ref for ref, _new, expected in part if heads.get(ref) != expected]
+        if moved:
+            raise RemoteMoved(
+                f"Pushing to {redact_url(url)}: {len(moved)} ref(s) moved since they were "
+                f"listed (first: {moved[0]})."
+            )
+        remote.push([f"{new}:{ref}" for ref, new, _expected in part], callbacks=callbacks)
+    if callbacks.rejected:
+        _raise_refused(store, url, part, callbacks.rejected)
+    stats.objects += callbacks.objects
+    stats.bytes += callbacks.bytes
+    stats.refs += len(part)
 
 
 def is_ancestor(store: GitStore, ancestor: str, descendant: str) -> bool:
@@ -1007,6 +1321,27 @@ def delete_refs(store: GitStore, prefix: str) -> int:
                 ref.delete()
                 count += 1
     return count
+
+
+def clear_staging(store: GitStore, staging: str, names: list[str] | None) -> None:
+    """Delete staged refs once sync has integrated them: ``names`` (what one fetch staged), and
+    anything else under ``staging`` (left by an interrupted run), or all of it for ``None``.
+
+    Staging refs are only a landing place; left in place, every later fetch, push and listing
+    pays for them (10,000 of them left by a restore made libgit2's next fetch of 100 refs take 13 s
+    instead of 2.8 s at 10,000 tasks).
+    """
+    if names is not None:
+        _drop_staged(store, names)
+        leftover = any(files for _dir, _subdirs, files in os.walk(store.path / staging))
+        if not leftover:
+            try:
+                leftover = staging.encode() in (store.path / "packed-refs").read_bytes()
+            except FileNotFoundError:
+                pass
+        if not leftover:
+            return
+    delete_refs(store, staging)
 
 
 def bundle_create(store: GitStore, file: Path, refs: list[str]) -> None:

@@ -1317,7 +1317,32 @@ def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_
         ),
     ]
     _dedupe(clean(snap.goal), sections)
+    _rank(snap, sections)
     return sections
+
+
+def _names(text: str) -> set[str]:
+    return {w.strip(".,;:!?()[]{}\"'…`").lower() for w in text.split() if _word_salience(w) >= 2}
+
+
+def _rank(snap: Snapshot, sections: list[_Section]) -> None:
+    """Within constraints, decisions and pitfalls, the items that name something the work in hand
+    names (an open item, the newest request, where it left off, a file edited) come first; the
+    newest first among equals."""
+    focus = " ".join(
+        [
+            *(i.text for i in snap.open_items),
+            *snap.recent_requests[-1:],
+            snap.left_off,
+            *(f.rsplit("/", 1)[-1] for f in snap.files_edited[-10:]),
+        ]
+    )
+    names = _names(focus)
+    if not names:
+        return
+    for section in sections:
+        if section.key in {"constraints", "decisions", "pitfalls"}:
+            section.items.sort(key=lambda item: not (_names(item) & names))
 
 
 def _header(snap: Snapshot, budget: int, trigger: str) -> list[str]:

@@ -569,6 +569,21 @@ def test_an_item_said_twice_is_shown_once() -> None:
     assert "Keep the helper small" in text and "Nothing left out." in text
 
 
+def test_items_about_the_work_in_hand_come_first_then_the_newest() -> None:
+    snap = Snapshot(
+        session="s",
+        goal="Add tracing",
+        open_items=[OpenItem("Instrument hooks_controller.ex", "in_progress")],
+        decisions=[
+            "Decided to wrap hooks_controller.ex actions in one span helper.",
+            "Decided to keep the docs in the wiki.",
+            "Decided to pin opentelemetry to 1.4.",
+        ],
+    )
+    text = fuse.render(snap, 6_000)
+    assert text.index("span helper") < text.index("opentelemetry") < text.index("wiki")
+
+
 def test_a_sub_agent_result_comes_before_its_chatter_and_its_prompt() -> None:
     snap = Snapshot(
         session="s",

@@ -1189,8 +1189,8 @@ def _words(text: str) -> frozenset[str]:
 
 def _dedupe(goal: str, sections: list[_Section]) -> None:
     """Drop an item that says nothing an item of higher priority (or the goal) does not: the same
-    words, or a subset of one's words (a constraint that is also a spec's rule, a decision repeated
-    as a close reason)."""
+    words, or (four words or more) a subset of one's words (a constraint that is also a spec's
+    rule, a decision repeated as a close reason)."""
     seen: list[frozenset[str]] = [_words(goal)]
     for section in sections:
         section.items = [item for item in section.items if item.strip()]
@@ -1199,7 +1199,7 @@ def _dedupe(goal: str, sections: list[_Section]) -> None:
         kept = []
         for item in section.items:
             words = _words(item)
-            if words and any(words <= other for other in seen if len(words) >= 3 or words == other):
+            if words and any(words <= other for other in seen if len(words) >= 4 or words == other):
                 continue
             kept.append(item)
             if words:

@@ -938,6 +938,7 @@ class SyncKillReport:
     remote_verifies: int = 0
     fsck_remote_failures: int = 0
     next_command_failures: int = 0  # the unkilled sync/restore after a kill: must be 0
+    next_failures_by_cause: dict[str, int] = field(default_factory=dict)
     repairs_run: int = 0  # a failed next command, then remote locks deleted and 'repair' run
     remote_locks_removed_by_hand: int = 0
     local_locks_repaired: int = 0
@@ -1235,9 +1236,21 @@ def _sync_round(
             if next_op == "sync":
                 durations["backup"].append(time.perf_counter() - t1)
     if again.returncode != 0:
+        text = again.stderr
+        cause = (
+            "shallow.lock left here"
+            if "shallow.lock" in text
+            else "staging ref lock left here"
+            if STAGING_REFS in text and "lock" in text
+            else "ref lock left in the remote"
+            if "Pushing to" in text and "lock" in text
+            else "other"
+        )
         with guard:
             report.next_command_failures += 1
-        fail(f"round {n}: the {next_op} after a killed {op} ({mode}): {again.stderr[-400:]}")
+            key = f"{op} {mode}: {cause}"
+            report.next_failures_by_cause[key] = report.next_failures_by_cause.get(key, 0) + 1
+        fail(f"round {n}: the {next_op} after a killed {op} ({mode}): {text[-400:]}")
         # Unstick the lane as a user would have to, by hand, so that the run goes on testing:
         # delete the ref locks left in the remote, run 'gitledger repair' here, try again.
         stuck = lock_files(lane.remote)

@@ -51,7 +51,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 GL = [sys.executable, "-m", "gitledger"]
-STAGING_LOCK = "refs/gitledger-staging/"
+# libgit2's words when another fetch into the same ledger holds a lock file it needs.
+FETCH_LOCK_WORDS = ("failed to lock file", "failed to create locked file")
 
 WORKER = r"""
 import json, random, resource, sys, traceback
@@ -127,7 +128,7 @@ class MixReport:
     syncs_attempted: int = 0
     syncs_ok: int = 0
     syncs_gave_up: int = 0  # RemoteMoved after every retry: nothing lost, the next sync goes on
-    staging_lock_collisions: int = 0  # a sync or claim refused by another's staging ref lock
+    fetch_lock_collisions: int = 0  # a sync or claim failed by another's fetch into the ledger
     claims_attempted: int = 0
     claims_won: int = 0
     claim_tasks_without_one_winner: int = 0
@@ -308,10 +309,10 @@ def _tally(report: MixReport, results: list[dict[str, Any]]) -> None:
             message = r.get("message", "")
             if op == "sync" and r["error"] == "RemoteMoved":
                 report.syncs_gave_up += 1
-            elif STAGING_LOCK in message and "lock" in message:
-                # Two syncs (or a sync and a push-claim) of one ledger fetching into the same
-                # staging namespace at once: the second fails, changing nothing (a finding).
-                report.staging_lock_collisions += 1
+            elif "Fetching from" in message and any(w in message for w in FETCH_LOCK_WORDS):
+                # Two fetches into one ledger at once (syncs, push-claims): libgit2 locks the
+                # staged ref or shallow.lock, and the second fails, changing nothing (a finding).
+                report.fetch_lock_collisions += 1
             elif op == "claim" and r["error"] == "RemoteMoved":
                 pass  # the remote kept moving: the claim never counted, and says so
             else:

@@ -886,6 +886,9 @@ _GIT_SETTINGS = (
     "push.followTags=false",
     "push.gpgSign=false",
     "protocol.version=2",
+    # Keep what a fetch receives as one pack, as libgit2 did, rather than thousands of loose
+    # objects (16 KB of disk each here); git also reports progress only when it keeps the pack.
+    "fetch.unpackLimit=1",
 )
 # Variables that would point git at another repository than the one named by --git-dir (they are
 # set when gitledger runs inside a Git hook, for example).
@@ -935,7 +938,16 @@ def git_transport() -> str | None:
 
 
 def _redact_text(text: str, url: str) -> str:
-    return _ANY_USERINFO.sub(r"\1***@", text.replace(url, redact_url(url)))
+    """git's words with the URL's password or token masked wherever git repeats it (it quotes
+    the URL, or only its host part, as in "unable to look up user:token@host")."""
+    text = _ANY_USERINFO.sub(r"\1***@", text.replace(url, redact_url(url)))
+    match = _URL_USERINFO.match(url)
+    if match and match.group(2):
+        userinfo = match.group(2)
+        secret = userinfo.split(":", 1)[1] if ":" in userinfo else userinfo
+        if secret:
+            text = text.replace(secret, "***")
+    return text
 
 
 def _run_git(
@@ -1127,14 +1139,17 @@ def _fetch_libgit2(
         return TransferStats(objects=stats.received_objects, bytes=stats.received_bytes, refs=0)
 
 
+_NO_GIT_FOR_BUNDLES = (
+    "{what} {where}: this needs the git command, which is not installed (libgit2 cannot read or "
+    "write bundles). Install git, or use a remote or a path instead."
+)
+
+
 def _git_cli(args: list[str], what: str, url: str) -> subprocess.CompletedProcess[str]:
     """Run git for a bundle (libgit2 has none); a refusal to move a ref is ``RemoteMoved``."""
     git = shutil.which("git")
     if git is None:
-        raise RemoteError(
-            f"{what} {redact_url(url)}: this needs the git command, which is not installed "
-            f"(libgit2 cannot read or write bundles). Install git, or use a remote instead."
-        )
+        raise RemoteError(_NO_GIT_FOR_BUNDLES.format(what=what, where=redact_url(url)))
     code, out, err = _run_git([git, *args], what, url)
     if code != 0:
         text = _git_message(err or out)
@@ -1323,6 +1338,39 @@ def delete_refs(store: GitStore, prefix: str) -> int:
     return count
 
 
+STAGING_LOCK_FILE = "gitledger-staging.lock"
+STAGING_LOCK_TIMEOUT_S = 600.0
+
+
+@contextlib.contextmanager
+def staging_lock(store: GitStore, timeout: float = STAGING_LOCK_TIMEOUT_S) -> Iterator[None]:
+    """Hold the staging namespace from fetch to cleared: two syncs of one ledger (an agent's
+    and a person's, say) would otherwise delete each other's staged refs mid-fetch. The kernel
+    drops the lock if the holder dies; a long fetch may hold it for minutes, hence the timeout.
+    """
+    fd = os.open(store.path / STAGING_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        delay = 0.005
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise StorageError(f"Locking the staging refs: {_strerror(exc)}.") from exc
+                if time.monotonic() > deadline:
+                    raise StorageError(
+                        f"Another gitledger sync of this ledger has been fetching for over "
+                        f"{timeout:.0f} s; wait for it, or stop it if it hung."
+                    ) from exc
+                time.sleep(delay)
+                delay = min(delay * 2, 0.1)
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock
+
+
 def clear_staging(store: GitStore, staging: str, names: list[str] | None) -> None:
     """Delete staged refs once sync has integrated them: ``names`` (what one fetch staged), and
     anything else under ``staging`` (left by an interrupted run), or all of it for ``None``.
@@ -1348,6 +1396,8 @@ def bundle_create(store: GitStore, file: Path, refs: list[str]) -> None:
     """Write a Git bundle of ``refs`` atomically (libgit2 has no bundles: the git CLI writes it)."""
     if not refs:
         raise RemoteError("Nothing to bundle: the ledger has no refs yet.")
+    if shutil.which("git") is None:
+        raise RemoteError(_NO_GIT_FOR_BUNDLES.format(what="Writing bundle", where=file.name))
     tmp = file.with_name(file.name + ".tmp")
     try:
         done = subprocess.run(

@@ -330,6 +330,39 @@ def _fetch(
     return stats.objects, heads, names
 
 
+def _fetch_and_integrate(
+    ledger: Ledger,
+    url: str,
+    staging: str,
+    progress: Progress | None,
+    report: SyncReport,
+    only: str | None = None,
+) -> tuple[dict[str, str], dict[str, str]]:
+    """One round's fetch and integration; returns the ledger's tips after it and the remote's.
+
+    The staging namespace is held from the fetch until it is cleared again, so a second sync of
+    this ledger waits rather than deleting refs this one staged.
+    """
+    store = ledger.store
+    with gitstore.staging_lock(store):
+        if only is None:
+            local = dict(store.refs(LEDGER_PREFIX))
+        else:
+            local = {only: tip} if (tip := store.tip(only)) is not None else {}
+        wanted = None if only is None else [only]
+        staged: list[str] | None = []
+        try:
+            received, remote_tips, staged = _fetch(
+                ledger, url, staging, progress, local, only=wanted
+            )
+            report.fetched_objects += received
+            with store.lock():
+                local = _integrate(ledger, remote_tips, report, local)
+        finally:
+            gitstore.clear_staging(store, staging, staged)
+    return local, remote_tips
+
+
 def _push_plan(
     ledger: Ledger,
     remote_tips: dict[str, str],
@@ -404,22 +437,14 @@ def sync(
     if push and _is_bundle(url):
         raise InvalidInput("A bundle is read-only: restore from it, or sync with a remote.")
     _check_local(url, create=push)
-    store = ledger.store
     for attempt in range(1, MAX_ATTEMPTS + 1):
         report.attempts = attempt
-        local = dict(store.refs(LEDGER_PREFIX))
         try:
-            received, remote_tips, staged = _fetch(ledger, url, staging, progress, local)
+            local, remote_tips = _fetch_and_integrate(ledger, url, staging, progress, report)
         except RemoteMoved:  # a ref went away between the listing and the fetch
             if attempt == MAX_ATTEMPTS:
                 raise
             continue
-        report.fetched_objects += received
-        try:
-            with store.lock():
-                local = _integrate(ledger, remote_tips, report, local)
-        finally:
-            gitstore.clear_staging(store, staging, staged)
         if not push:
             break
         report.remote_ahead = []
@@ -509,18 +534,12 @@ def claim(ledger: Ledger, task_id: str, remote: str | None, *, actor: str | None
     staging = _staging(url)
     report = SyncReport(remote=gitstore.redact_url(url))
     for attempt in range(1, MAX_ATTEMPTS + 1):
-        local = {ref: tip} if (tip := store.tip(ref)) is not None else {}
         try:
-            _received, remote_tips, staged = _fetch(ledger, url, staging, None, local, only=[ref])
+            _local, remote_tips = _fetch_and_integrate(ledger, url, staging, None, report, ref)
         except RemoteMoved:
             if attempt == MAX_ATTEMPTS:
                 raise
             continue
-        try:
-            with store.lock():
-                _integrate(ledger, remote_tips, report, local)
-        finally:
-            gitstore.clear_staging(store, staging, staged)
         before = store.tip(ref)
         task = ledger.claim(full, actor=actor)  # ClaimConflict if the remote's owner is another
         after = store.tip(ref)

@@ -29,7 +29,9 @@ round, and the run checks: every acknowledged note (update or import) is on the 
 machine, in its task, exactly once; every claim target has exactly one worker told it won, and its
 owner on the remote and on every machine is that worker; ``verify`` passes on every ledger and on
 the remote; and on every machine ``task list`` and ``task inbox`` served by the index equal what a
-fresh ``index rebuild`` serves, and the refs.
+fresh ``index rebuild`` serves, and the refs. A sync or claim that failed only because another ran
+at the same time (nothing lost or changed) is counted by cause under ``concurrency_failures``;
+any other failure is ``unexpected_errors``.
 """
 
 from __future__ import annotations
@@ -51,8 +53,21 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 GL = [sys.executable, "-m", "gitledger"]
-# libgit2's words when another fetch into the same ledger holds a lock file it needs.
-FETCH_LOCK_WORDS = ("failed to lock file", "failed to create locked file")
+# A sync or push-claim that failed because another one ran at the same time (the findings in
+# docs/RELIABILITY.md): nothing is lost or changed, but the command fails. Cause -> words.
+CONCURRENCY_CAUSES = {
+    "lock collision in the ledger's staging refs or shallow.lock": (
+        "failed to lock file",
+        "failed to create locked file",
+        "unable to update local ref",
+        "cannot lock ref",
+    ),
+    "another fetch's objects not complete yet, reported as a damaged remote": (
+        "a Git object is missing",
+        "Unable to read tree",
+    ),
+    "a push landed on top before the after-push check": ("does not hold what was pushed",),
+}
 
 WORKER = r"""
 import json, random, resource, sys, traceback
@@ -128,7 +143,7 @@ class MixReport:
     syncs_attempted: int = 0
     syncs_ok: int = 0
     syncs_gave_up: int = 0  # RemoteMoved after every retry: nothing lost, the next sync goes on
-    fetch_lock_collisions: int = 0  # a sync or claim failed by another's fetch into the ledger
+    concurrency_failures: dict[str, int] = field(default_factory=dict)  # cause -> failed ops
     claims_attempted: int = 0
     claims_won: int = 0
     claim_tasks_without_one_winner: int = 0
@@ -296,6 +311,13 @@ def run_mix(
     return report
 
 
+def _concurrency_cause(message: str) -> str | None:
+    for cause, words in CONCURRENCY_CAUSES.items():
+        if any(w in message for w in words):
+            return cause
+    return None
+
+
 def _tally(report: MixReport, results: list[dict[str, Any]]) -> None:
     for r in results:
         op = r["op"]
@@ -309,10 +331,9 @@ def _tally(report: MixReport, results: list[dict[str, Any]]) -> None:
             message = r.get("message", "")
             if op == "sync" and r["error"] == "RemoteMoved":
                 report.syncs_gave_up += 1
-            elif "Fetching from" in message and any(w in message for w in FETCH_LOCK_WORDS):
-                # Two fetches into one ledger at once (syncs, push-claims): libgit2 locks the
-                # staged ref or shallow.lock, and the second fails, changing nothing (a finding).
-                report.fetch_lock_collisions += 1
+            elif cause := _concurrency_cause(message):
+                c = report.concurrency_failures
+                c[cause] = c.get(cause, 0) + 1
             elif op == "claim" and r["error"] == "RemoteMoved":
                 pass  # the remote kept moving: the claim never counted, and says so
             else:

@@ -248,46 +248,19 @@ class MemoryIndex:
         self._conn: sqlite3.Connection | None = None
 
     def _connect(self) -> sqlite3.Connection:
-        if self._conn is not None:
-            return self._conn
-        for attempt in range(2):
-            conn = sqlite3.connect(self.file, timeout=60, isolation_level=None)
-            try:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute("PRAGMA synchronous=NORMAL")
-                try:
-                    row = conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-                except sqlite3.OperationalError:
-                    row = None
-                if row is None:
-                    conn.execute("BEGIN IMMEDIATE")
-                    exists = conn.execute(
-                        "SELECT 1 FROM sqlite_master WHERE name='meta'"
-                    ).fetchone()
-                    if not exists:
-                        for statement in _SCHEMA.split(";\n"):
-                            conn.execute(statement)
-                        conn.execute(
-                            "INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),)
-                        )
-                    conn.execute("COMMIT")
-                elif row[0] != str(SCHEMA_VERSION):
-                    raise sqlite3.DatabaseError("schema version differs")
-                self._conn = conn
-                return conn
-            except sqlite3.DatabaseError:
-                conn.close()
-                if attempt:
-                    raise
-                self.delete()
-        raise AssertionError("unreachable")  # pragma: no cover
+        if self._conn is None:
+            from .index import open_derived_db
+
+            self._conn = open_derived_db(self.file, _SCHEMA, SCHEMA_VERSION, wal=True)
+        return self._conn
 
     def delete(self) -> None:
+        from .index import delete_derived_db
+
         if self._conn is not None:
             self._conn.close()
             self._conn = None
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            Path(f"{self.file}{suffix}").unlink(missing_ok=True)
+        delete_derived_db(self.file)
 
     def run(self, action: Callable[[sqlite3.Connection], Any]) -> Any:
         """Run ``action`` on a current index; a damaged file is rebuilt once, silently."""
@@ -297,7 +270,9 @@ class MemoryIndex:
                 self._refresh(conn)
                 return action(conn)
             except sqlite3.DatabaseError as exc:
-                if attempt:
+                from .index import is_corrupt
+
+                if attempt or not is_corrupt(exc):
                     raise StorageError(
                         f"The memory index at {self.file} failed ({exc}); delete it and retry."
                     ) from exc

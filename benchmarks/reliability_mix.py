@@ -376,6 +376,19 @@ def _check(
         if r["op"] == "claim" and r.get("won"):
             winners[r["task"]].append(r["actor"])
     report.claim_tasks_without_one_winner = sum(1 for v in winners.values() if len(v) != 1)
+    for task_id, won in winners.items():
+        if len(won) != 1:
+            # How the owner moved on the remote: which claims and merges decided it.
+            log = subprocess.run(
+                ["git", "--git-dir", str(remote_path), "log", "--format=%h %an: %s"]
+                + [f"refs/gitledger/tasks/{task_id}"],
+                capture_output=True,
+                text=True,
+            ).stdout.splitlines()
+            moves = [line for line in log if "owner" in line or "merge" in line or "claim" in line]
+            report.error_messages.append(
+                f"{task_id[:8]} won by {won}; its remote history, newest first: {moves[:8]}"
+            )
     for where in [remote_path, *paths]:
         stored = harness.stored_notes(where)
         by_text: dict[str, list[str]] = {}

@@ -11,8 +11,10 @@ What it measures, all in one run on loopback:
    same transfer with copies of both clones made before the round: push A, fetch+push B, fetch A.
 
 Seconds are wall time of the library call (in-process, no CLI start-up); objects are what
-libgit2 (gitledger) or git (plain, the "Total N" of its pack) sent. Prints a table; --json FILE
-writes the figures.
+gitledger's transport or plain git (the "Total N" of its pack) sent. Prints a table; --json FILE
+writes the figures. gitledger moves objects with the git CLI when it is on PATH; --no-git takes
+git off PATH for gitledger's calls (the plain-git twin and the daemon keep it) to measure the
+libgit2 fallback.
 
     python benchmarks/sync_bench.py --tasks 10000 --reps 3 --json sync.json
 """
@@ -35,11 +37,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gitledger import sync
+from gitledger import gitstore, sync
 from gitledger.index import import_tasks
 from gitledger.ledger import Ledger
 
 PLAIN_SPEC = "refs/gitledger/*:refs/gitledger/*"
+GIT = shutil.which("git") or "git"  # the plain-git twin's git, kept when --no-git hides it
 
 
 def free_port() -> int:
@@ -52,7 +55,7 @@ def start_daemon(base: Path) -> tuple[subprocess.Popen[bytes], int]:
     port = free_port()
     proc = subprocess.Popen(
         [
-            "git",
+            GIT,
             "daemon",
             "--reuseaddr",
             f"--base-path={base}",
@@ -76,7 +79,7 @@ def start_daemon(base: Path) -> tuple[subprocess.Popen[bytes], int]:
 
 
 def bare(path: Path) -> None:
-    subprocess.run(["git", "init", "-q", "--bare", str(path)], check=True)
+    subprocess.run([GIT, "init", "-q", "--bare", str(path)], check=True)
 
 
 def git(git_dir: Path, *args: str, may_refuse: bool = False) -> tuple[float, int]:
@@ -87,7 +90,7 @@ def git(git_dir: Path, *args: str, may_refuse: bool = False) -> tuple[float, int
     """
     started = time.perf_counter()
     done = subprocess.run(
-        ["git", "--git-dir", str(git_dir), *args],
+        [GIT, "--git-dir", str(git_dir), *args],
         capture_output=True,
         text=True,
     )
@@ -103,6 +106,14 @@ def git(git_dir: Path, *args: str, may_refuse: bool = False) -> tuple[float, int
     return seconds, int(found[-1]) if found else 0
 
 
+def transport_name() -> str:
+    """What moves gitledger's objects here: the git CLI (and its version) or libgit2."""
+    git = getattr(gitstore, "git_transport", lambda: None)()
+    if git is None:
+        return "libgit2"
+    return subprocess.run([git, "--version"], capture_output=True, text=True).stdout.strip()
+
+
 def change(ledger: Ledger, ids: list[str], tag: str) -> None:
     for task_id in ids:
         ledger.update(task_id, notes=[f"{tag} note"], next=f"{tag} next")
@@ -114,6 +125,7 @@ def main() -> None:
     parser.add_argument("--percent", type=float, default=1.0)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--json", dest="json_file", type=Path)
+    parser.add_argument("--no-git", action="store_true", help="gitledger without git on PATH")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="gitledger-sync-bench-"))
@@ -122,9 +134,13 @@ def main() -> None:
     served = work / "served"
     served.mkdir()
     proc, port = start_daemon(served)
+    if args.no_git:
+        (work / "no-git-bin").mkdir()
+        os.environ["PATH"] = str(work / "no-git-bin")
     url = f"git://127.0.0.1:{port}/ledger.git"
     plain_url = f"git://127.0.0.1:{port}/plain.git"
     figures: dict[str, Any] = {"tasks": args.tasks, "percent": args.percent, "reps": args.reps}
+    figures["transport"] = transport_name()
     try:
         a = Ledger.open(work / "a", create=True, actor="alice")
         lines = [
@@ -212,7 +228,10 @@ def main() -> None:
         )
 
     med = figures["round_median"]
-    print(f"{args.tasks:,} tasks, {args.percent}% changed per clone, {args.reps} rounds")
+    print(
+        f"{args.tasks:,} tasks, {args.percent}% changed per clone, {args.reps} rounds; "
+        f"gitledger's transport: {figures['transport']}"
+    )
     print(f"{'':<34} {'ours s':>8} {'git s':>8} {'ratio':>7} {'ours obj':>8} {'git obj':>8}")
     print(row("first backup (push)", figures["backup"], figures["backup_plain"]))
     print(row("restore (fetch; ours + verify)", figures["restore"], figures["restore_plain"]))

@@ -305,6 +305,7 @@ def _fetch(
     store = ledger.store
     callback = (lambda done, total: progress("fetch", done, total)) if progress else None
     if _is_bundle(url):
+        gitstore.clear_staging(store, staging, None)  # under the staging lock: leftovers only
         gitstore.fetch_bundle(store, gitstore.local_path(url), staging)
         staged = {LEDGER_PREFIX + name[len(staging) :]: tip for name, tip in store.refs(staging)}
         return 0, staged, None
@@ -316,8 +317,11 @@ def _fetch(
         return 0, heads, []
     if len(missing) > FETCH_BY_NAME_MAX:
         stats = gitstore.fetch_refs(store, url, staging, callback)
-        staged = {LEDGER_PREFIX + name[len(staging) :]: tip for name, tip in store.refs(staging)}
-        heads.update(staged)
+        # Only refs that were listed: a staged ref left by an interrupted run is no news.
+        for name, staged_tip in store.refs(staging):
+            ref = LEDGER_PREFIX + name[len(staging) :]
+            if ref in heads:
+                heads[ref] = staged_tip
         return stats.objects, heads, None
     common = [local[ref] for ref in missing if ref in local]
     stats = gitstore.fetch_refs(store, url, staging, callback, only=missing, negotiate=common)

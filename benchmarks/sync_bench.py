@@ -82,6 +82,13 @@ def bare(path: Path) -> None:
     subprocess.run([GIT, "init", "-q", "--bare", str(path)], check=True)
 
 
+def cpu() -> float:
+    """CPU seconds of this process and the children it waited for (git, for both sides; the
+    daemon's share is in neither)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
 def git(git_dir: Path, *args: str, may_refuse: bool = False) -> tuple[float, int]:
     """Run plain git; returns seconds and the object count of the pack it sent or received.
 
@@ -154,13 +161,18 @@ def main() -> None:
 
         bare(served / "ledger.git")
         bare(served / "plain.git")
+        c = cpu()
         report = sync.backup(a, url)
-        figures["backup"] = {"s": report.seconds, "objects": report.pushed_objects}
+        c_ours = cpu() - c
+        figures["backup"] = {"s": report.seconds, "cpu": c_ours, "objects": report.pushed_objects}
+        c = cpu()
         s, objects = git(a.path, "push", "--progress", "--no-verify", plain_url, PLAIN_SPEC)
-        figures["backup_plain"] = {"s": s, "objects": objects}
+        figures["backup_plain"] = {"s": s, "cpu": cpu() - c, "objects": objects}
 
         b = Ledger.open(work / "b", create=True, actor="bob")
+        c = cpu()
         report = sync.restore(b, url)
+        c_ours = cpu() - c
         assert report.verified and len(report.created) == args.tasks, report.problems
         started = time.perf_counter()
         b.verify()
@@ -168,11 +180,13 @@ def main() -> None:
         figures["restore"] = {
             "s": report.seconds,
             "verify_s": verify_s,
+            "cpu": c_ours,
             "objects": report.fetched_objects,
         }
         bare(work / "plain-restore.git")
+        c = cpu()
         s, objects = git(work / "plain-restore.git", "fetch", "--progress", plain_url, PLAIN_SPEC)
-        figures["restore_plain"] = {"s": s, "objects": objects}
+        figures["restore_plain"] = {"s": s, "cpu": cpu() - c, "objects": objects}
 
         rng = random.Random(5)
         count = max(1, int(args.tasks * args.percent / 100))
@@ -188,25 +202,31 @@ def main() -> None:
             shutil.rmtree(served / "plain.git")
             shutil.copytree(served / "ledger.git", served / "plain.git")
 
+            c = cpu()
             r1 = sync.sync(a, url)
             r2 = sync.sync(b, url)
             r3 = sync.sync(a, url)
+            c_ours = cpu() - c
             assert dict(a.store.refs("refs/gitledger/")) == dict(b.store.refs("refs/gitledger/"))
             ours_s = r1.seconds + r2.seconds + r3.seconds
             ours_sent = r1.pushed_objects + r2.pushed_objects + r3.pushed_objects
             ours_pushed = len(r1.pushed) + len(r2.pushed) + len(r3.pushed)
 
+            c = cpu()
             s1, o1 = git(pa, "push", "--progress", "--no-verify", plain_url, PLAIN_SPEC)
             s2, _ = git(pb, "fetch", "--progress", plain_url, PLAIN_SPEC, may_refuse=True)
             s3, o3 = git(pb, "push", "--progress", "--no-verify", plain_url, PLAIN_SPEC)
             s4, _ = git(pa, "fetch", "--progress", plain_url, PLAIN_SPEC, may_refuse=True)
+            c_plain = cpu() - c
             rounds.append(
                 {
                     "sync_s": ours_s,
+                    "sync_cpu": c_ours,
                     "sync_objects_sent": ours_sent,
                     "sync_refs_pushed": ours_pushed,
                     "sync_merged": len(r1.merged) + len(r2.merged) + len(r3.merged),
                     "plain_s": s1 + s2 + s3 + s4,
+                    "plain_cpu": c_plain,
                     "plain_objects_sent": o1 + o3,
                 }
             )
@@ -224,6 +244,7 @@ def main() -> None:
         ratio = ours["s"] / plain["s"] if plain["s"] else float("nan")
         return (
             f"{name:<34} {ours['s']:>8.2f} {plain['s']:>8.2f} {ratio:>6.2f}x "
+            f"{ours['cpu']:>8.2f} {plain['cpu']:>8.2f} "
             f"{ours.get('objects', 0):>8} {plain.get('objects', 0):>8}"
         )
 
@@ -232,19 +253,28 @@ def main() -> None:
         f"{args.tasks:,} tasks, {args.percent}% changed per clone, {args.reps} rounds; "
         f"gitledger's transport: {figures['transport']}"
     )
-    print(f"{'':<34} {'ours s':>8} {'git s':>8} {'ratio':>7} {'ours obj':>8} {'git obj':>8}")
+    print(
+        f"{'':<34} {'ours s':>8} {'git s':>8} {'ratio':>7} {'ours cpu':>8} {'git cpu':>8} "
+        f"{'ours obj':>8} {'git obj':>8}"
+    )
     print(row("first backup (push)", figures["backup"], figures["backup_plain"]))
     print(row("restore (fetch; ours + verify)", figures["restore"], figures["restore_plain"]))
     print(
         row(
             "1% on two clones, sync x3 (median)",
-            {"s": med["sync_s"], "objects": int(med["sync_objects_sent"])},
-            {"s": med["plain_s"], "objects": int(med["plain_objects_sent"])},
+            {"s": med["sync_s"], "cpu": med["sync_cpu"], "objects": int(med["sync_objects_sent"])},
+            {
+                "s": med["plain_s"],
+                "cpu": med["plain_cpu"],
+                "objects": int(med["plain_objects_sent"]),
+            },
         )
     )
+    ratios = ", ".join(f"{r['sync_s'] / r['plain_s']:.2f}" for r in rounds)
     print(
-        f"restore's verify alone: {figures['restore']['verify_s']:.2f} s; refs pushed per round "
-        f"(median): {med['sync_refs_pushed']:.0f}; build by import: {figures['build_s']:.1f} s"
+        f"rounds (ours / git): {ratios}; restore's verify alone: "
+        f"{figures['restore']['verify_s']:.2f} s; refs pushed per round (median): "
+        f"{med['sync_refs_pushed']:.0f}; build by import: {figures['build_s']:.1f} s"
     )
     if args.json_file:
         args.json_file.write_text(json.dumps(figures, indent=2) + "\n")

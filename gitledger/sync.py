@@ -8,12 +8,14 @@ serialization point every machine agrees on. Nothing here forces a ref, anywhere
 - ``backup``: push every ledger ref whose remote tip differs (the remote is listed first: pushing
   every refspec costs 7x more when one ref changed), in chunks, then list the remote again and
   check it holds exactly the tips pushed. A ``--bundle FILE`` is the offline variant.
-- ``sync``: list the remote, fetch the refs whose tips are missing here into a staging namespace
-  (``refs/gitledger-staging/<remote>/…``, outside ``refs/gitledger/`` so no listing sees them),
-  check every incoming tip (objects re-hash, records validate), then per ref under the ledger lock: create, fast-forward, keep (local is ahead) or, for a task whose
-  histories diverged, write a merge commit with both tips as parents (``merge.merge_tasks``). Then
-  push what the remote lacks, expecting each remote ref where the fetch saw it; when someone pushed
-  in between, fetch and go again.
+- ``sync``: list the remote once, fetch only the refs whose tips are missing here into a staging
+  namespace (``refs/gitledger-staging/<remote>/…``, outside ``refs/gitledger/`` so no listing
+  sees them), check every incoming tip (objects re-hash, records validate), then per ref under
+  the ledger lock: create, fast-forward, keep (local is ahead) or, for a task whose histories
+  diverged, write a merge commit with both tips as parents (``merge.merge_tasks``); the staged
+  refs are then deleted. Then push, without force, what the remote lacks; when someone pushed in
+  between, the push is refused and sync fetches and goes again. (Which program moves the
+  objects, the git CLI or libgit2, is ``gitstore``'s business; docs/SYNC.md has the figures.)
 - ``restore``: sync without the push, into a ledger that may be new, then ``verify``.
 - ``claim``: bring one task up to date, claim it locally, push: the claim counts only once the
   server accepted the push. If another machine's push landed first, the local claim commit (which

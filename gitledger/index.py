@@ -541,16 +541,27 @@ class Index:
         itself too; only a foreign ref move (a plain ``git fetch``) in that same tick would wait
         for the next change to be seen. Otherwise nothing is done and the next read refreshes.
         """
+        self.wrote_many([(task, raw, tip)], stamp_before)
+
+    def wrote_many(self, written: Sequence[tuple[Task, bytes, str]], stamp_before: str) -> None:
+        """``wrote`` for many tasks moved under one hold of the writer lock (sync, restore):
+        the next command then costs what the change did, not a pass over every ref."""
+        latest = {task.id: (task, raw, tip) for task, raw, tip in written}  # the last write wins
+        if not latest:
+            return
+        ids = set(latest)
         with self._lock:
             try:
                 conn = self._connect()
                 with write_transaction(conn):
                     if not self._stamp_ok(conn, stamp_before):
                         return
-                    self._remove(conn, {task.id})
-                    conn.execute("DELETE FROM problems WHERE ref = ?", (TASKS_PREFIX + task.id,))
-                    self._insert(conn, [(task.id, tip, task, raw)])
-                    self._recount(conn, {task.id}, everything=False)
+                    self._remove(conn, ids)
+                    conn.executemany(
+                        "DELETE FROM problems WHERE ref = ?", [(TASKS_PREFIX + i,) for i in ids]
+                    )
+                    self._insert(conn, [(t.id, tip, t, raw) for t, raw, tip in latest.values()])
+                    self._recount(conn, ids, everything=len(ids) > 5000)
                     after = refs_stamp(self.git_dir, TASKS_DIR).encode()
                     conn.executemany(
                         "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",

@@ -464,3 +464,43 @@ def test_gitledger_writes_keep_the_index_current_without_a_rescan(ledger: Ledger
     )
     _time.sleep(0.06)
     assert other_task.id not in {t.id for t in ledger.list_tasks()}
+
+
+def test_many_refs_moved_under_one_lock_record_themselves_together(ledger: Ledger) -> None:
+    """What sync does after moving many task refs: the next command reads none of them again."""
+    import time as _time
+
+    from gitledger.gitstore import refs_stamp
+    from gitledger.index import TASKS_DIR
+
+    tasks = [ledger.create(f"moved {i}") for i in range(4)]
+    idx = ledger_index(ledger)
+    assert idx is not None
+    _time.sleep(0.1)  # past the racy window
+    assert len(ledger.list_tasks()) == 4
+    author = ledger.author()
+    with ledger.store.lock():
+        before = refs_stamp(ledger.path, TASKS_DIR).encode()
+        written = []
+        for task in tasks[:3]:  # as a sync would: straight to the store, not through update()
+            tip = ledger.store.tip(task_ref(task.id))
+            new = task.replace(version=2, status="active", next="picked up elsewhere")
+            files = ledger.record_files(new)
+            commit = ledger.store.write(
+                task_ref(task.id), files, "synced\n", author, [tip] if tip else [], tip
+            )
+            written.append((new, files["task.json"], commit))
+        idx.wrote_many(written, before)
+    stats = idx.refresh()
+    assert stats.checked is False, "the moves should have recorded themselves"
+    assert {t.id for t in ledger.list_tasks(status="active")} == {t.id for t in tasks[:3]}
+    # Stale: a move the index did not see (written while the stamp was already behind).
+    with ledger.store.lock():
+        stale_before = b"not the stamp"
+        tip = ledger.store.tip(task_ref(tasks[3].id))
+        new = tasks[3].replace(version=2, status="blocked", blocker="waits")
+        files = ledger.record_files(new)
+        commit = ledger.store.write(task_ref(tasks[3].id), files, "x\n", author, [tip], tip)
+        idx.wrote_many([(new, files["task.json"], commit)], stale_before.decode())
+    assert idx.refresh().checked is True  # refused to trust itself; compared the tips
+    assert [t.id for t in ledger.list_tasks(status="blocked")] == [tasks[3].id]

@@ -1371,6 +1371,23 @@ def staging_lock(store: GitStore, timeout: float = STAGING_LOCK_TIMEOUT_S) -> It
         os.close(fd)  # closing releases the flock
 
 
+def drop_stale_staging_locks(store: GitStore, staging: str) -> int:
+    """Remove ``*.lock`` files under ``staging``; call it holding ``staging_lock``.
+
+    A fetch killed while writing a staged ref leaves ``<ref>.lock`` behind, and every later fetch
+    of that ref would fail on it until a repair. Under the staging lock no other sync of this
+    ledger is inside the namespace, so any lock file there belongs to a process that died.
+    """
+    removed = 0
+    for folder, _subdirs, files in os.walk(store.path / staging):
+        for name in files:
+            if name.endswith(".lock"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(os.path.join(folder, name))
+                    removed += 1
+    return removed
+
+
 def clear_staging(store: GitStore, staging: str, names: list[str] | None) -> None:
     """Delete staged refs once sync has integrated them: ``names`` (what one fetch staged), and
     anything else under ``staging`` (left by an interrupted run), or all of it for ``None``.

@@ -351,6 +351,7 @@ def _fetch_and_integrate(
     """
     store = ledger.store
     with gitstore.staging_lock(store):
+        gitstore.drop_stale_staging_locks(store, staging)  # left by a sync killed mid-fetch
         if only is None:
             local = dict(store.refs(LEDGER_PREFIX))
         else:

@@ -178,3 +178,25 @@ def test_progress_is_reported_through_the_git_cli(tmp_path: Path, daemon: Daemon
     got: list[tuple[str, int, int]] = []
     sync.restore(b, url, progress=lambda phase, done, total: got.append((phase, done, total)))
     assert got and got[-1][0] == "fetch" and got[-1][1] == got[-1][2] > 0
+
+
+def test_a_lock_left_in_staging_by_a_killed_sync_does_not_block_the_next(
+    tmp_path: Path, daemon: Daemon
+) -> None:
+    """A sync killed inside its fetch leaves ``<staged ref>.lock``; the next sync, holding the
+    staging namespace, knows no live sync owns it, removes it and fetches that ref."""
+    url = bare(daemon, "team.git")
+    a = make_ledger(tmp_path / "a", "alice")
+    [task] = seed(a, 1)
+    sync.backup(a, url)
+    b = make_ledger(tmp_path / "b", "bob")
+    sync.restore(b, url)
+    b.update(task.id, notes=["from b"])
+    sync.sync(b, url)
+    lock = a.path / f"{sync._staging(url)}tasks/{task.id}.lock"
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_text("0" * 40 + "\n")
+    report = sync.sync(a, url)
+    assert report.fast_forwarded == [f"refs/gitledger/tasks/{task.id}"]
+    assert "from b" in [n.text for n in a.show(task.id).notes]
+    assert not lock.exists() and staged(a) == []

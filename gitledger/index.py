@@ -570,6 +570,18 @@ class Index:
             except (sqlite3.Error, _Corrupt, OSError, ValueError):
                 return  # derived data: the next read refreshes or rebuilds it
 
+    def moved(self, moves: Sequence[tuple[str, str]], stamp_before: str) -> None:
+        """``wrote_many`` for task refs another writer path moved (sync): ids and their new tips;
+        the records are read here. A record that does not read leaves it to the next refresh."""
+        written: list[tuple[Task, bytes, str]] = []
+        for task_id, tip in moves:
+            try:
+                task, raw = _read_record(self.store, tip, TASKS_PREFIX + task_id)
+            except LedgerError:
+                return
+            written.append((task, raw, tip))
+        self.wrote_many(written, stamp_before)
+
     def absorb(self, known: dict[str, tuple[Task, bytes]]) -> RefreshStats:
         """Refresh, taking the records of tips in ``known`` as given (bulk import wrote them)."""
         with self._lock:

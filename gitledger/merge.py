@@ -11,8 +11,11 @@ ancestor (the merge base). ``merge_tasks(base, ours, theirs)`` makes the record 
   broken by comparing the values' canonical JSON, so every machine picks the same winner. The
   losing value is recorded in ``Task.conflicts`` so a person can see and undo the choice.
 - **Owner** is the exception that makes claims fair: when both sides claimed an unowned task, the
-  *first* claim (the earlier stamp) wins, as it would have on one machine. (With a remote,
-  ``sync.claim`` decides claims at the server instead, so this only matters for offline claims.)
+  *first* claim (the earlier stamp) wins, as it would have on one machine. When one side is what a
+  remote holds (``sync``, ``restore``: ``theirs_is_remote``), the remote's claim wins instead: the
+  server decides claims, and a claim it accepted must not be overturned by a local one that never
+  reached it, however early (``sync.claim --push`` tells its caller it won once the server took
+  it).
 - **Labels and dependencies** are sets merged three-way: an element is kept when both sides have
   it, or one side added it; it goes when one side removed it and the other left it alone.
 - **Notes, decisions and evidence** are the union by entry id (ids are random per entry), ordered by
@@ -45,7 +48,7 @@ def _canonical(value: Any) -> str:
 
 
 def _pick_scalar(
-    name: str, base: Task | None, ours: Task, theirs: Task
+    name: str, base: Task | None, ours: Task, theirs: Task, theirs_is_remote: bool = False
 ) -> tuple[Any, FieldConflict | None]:
     """The merged value of one scalar field and, when both sides changed it, the conflict."""
     o, t = getattr(ours, name), getattr(theirs, name)
@@ -59,7 +62,9 @@ def _pick_scalar(
             return o, None
     so, st = ours.clock.get(name, ""), theirs.clock.get(name, "")
     first_claim = name == "owner" and (base is None or base.owner is None) and o and t
-    if so != st:
+    if first_claim and theirs_is_remote:
+        ours_wins = False  # the remote accepted theirs first: that claim counted
+    elif so != st:
         ours_wins = (so < st) if first_claim else (so > st)
     else:
         ours_wins = _canonical(o) > _canonical(t)
@@ -89,17 +94,27 @@ def _conflict_key(c: FieldConflict) -> tuple[str, str, str, str]:
     return (c.at, c.field, _canonical(c.kept), _canonical(c.dropped))
 
 
-def merge_tasks(base: Task | None, ours: Task, theirs: Task, *, at: str, actor: str) -> Task:
+def merge_tasks(
+    base: Task | None,
+    ours: Task,
+    theirs: Task,
+    *,
+    at: str,
+    actor: str,
+    theirs_is_remote: bool = False,
+) -> Task:
     """The record of a merge commit joining ``ours`` and ``theirs`` (see the module docstring).
 
     ``base`` is the record at the merge base, or None when the two histories share no commit.
+    ``theirs_is_remote``: ``theirs`` is what a remote holds, so when both sides claimed the task
+    the remote's claim wins (it reached the server first; the server decides claims).
     """
     if ours.id != theirs.id:
         raise ValueError(f"cannot merge different tasks {ours.id} and {theirs.id}")
     changes: dict[str, Any] = {}
     new_conflicts: list[FieldConflict] = []
     for name in SCALAR_FIELDS:
-        value, conflict = _pick_scalar(name, base, ours, theirs)
+        value, conflict = _pick_scalar(name, base, ours, theirs, theirs_is_remote)
         changes[name] = value
         if conflict is not None:
             new_conflicts.append(conflict)

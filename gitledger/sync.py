@@ -213,6 +213,8 @@ def _integrate(
             f"{damaged[0].rstrip('.')}). Nothing was changed here; repair the remote (run git fsck there) or "
             f"restore from another backup."
         )
+    stamp_before = gitstore.refs_stamp(store.path, TASKS_PREFIX.rstrip("/")).encode()
+    moved: list[tuple[str, str]] = []  # task id, new tip: for the derived index
     for ref, ours, theirs, action in plan:
         try:
             if action in ("create", "forward"):
@@ -231,6 +233,16 @@ def _integrate(
             # A writer outside gitledger's lock moved it just now: leave it for the next round
             # (its push is planned from the tip as it is then, so nothing is lost).
             report.kept.append(ref)
+            continue
+        task_id = _task_id(ref)
+        if task_id is not None and action != "diverged":
+            moved.append((task_id, local[ref]))
+    if moved:
+        from .index import ledger_index
+
+        idx = ledger_index(ledger)
+        if idx is not None:  # so the next command costs what this sync changed, not a full pass
+            idx.moved(moved, stamp_before)
     return local
 
 
@@ -267,7 +279,8 @@ def _merge_ref(
     base_tip = gitstore.merge_base(store, ours_tip, theirs_tip)
     base = _read(store, base_tip, ref) if base_tip else None
     name, email = ledger.author()
-    merged = merge_tasks(base, ours, theirs, at=now_iso(), actor=name)
+    # theirs is what the remote holds: a claim it accepted counted first (finding S3)
+    merged = merge_tasks(base, ours, theirs, at=now_iso(), actor=name, theirs_is_remote=True)
     fresh = new_conflicts(ours, merged)
     fresh = [c for c in fresh if c not in theirs.conflicts]
     subject = "merge: diverged histories joined"
@@ -417,6 +430,15 @@ def _check_remote(url: str, ledger: Ledger, updates: list[tuple[str, str, str | 
     """After a push: the remote must hold exactly the tips pushed."""
     heads = gitstore.list_remote_refs(ledger.store, url)
     wrong = [ref for ref, tip, _ in updates if heads.get(ref) != tip]
+    gone = [ref for ref in wrong if ref not in heads]
+    if wrong and not gone:
+        # Each pushed ref is there, at another tip: a push from elsewhere landed after ours was
+        # accepted. The caller fetches again (that tip descends from ours, or it is merged).
+        raise RemoteMoved(
+            f"The remote {gitstore.redact_url(url)} moved on after this push ({len(wrong)} "
+            f"ref(s), first {wrong[0]}): another machine pushed on top. Run 'gitledger sync' "
+            f"again."
+        )
     if wrong:
         raise RemoteError(
             f"The remote {gitstore.redact_url(url)} does not hold what was pushed ({len(wrong)} "
@@ -463,9 +485,14 @@ def sync(
                 raise
             time.sleep(min(0.05 * attempt, 0.5))
             continue
-        if updates:
-            _check_remote(url, ledger, updates)
         report.pushed = sorted(set(report.pushed) | {ref for ref, _, _ in updates})
+        if updates:
+            try:
+                _check_remote(url, ledger, updates)
+            except RemoteMoved:  # accepted, then another machine pushed on top: go round again
+                if attempt == MAX_ATTEMPTS:
+                    raise
+                continue
         break
     report.seconds = time.perf_counter() - started
     return report
@@ -566,7 +593,12 @@ def claim(ledger: Ledger, task_id: str, remote: str | None, *, actor: str | None
                 raise
             continue
         if updates:
-            _check_remote(url, ledger, updates)
+            try:
+                _check_remote(url, ledger, updates)
+            except RemoteMoved:  # ours was accepted, then built on: the next round confirms it
+                if attempt == MAX_ATTEMPTS:
+                    raise
+                continue
         return task
     raise RemoteError("The remote kept moving while claiming; try again.")  # pragma: no cover
 

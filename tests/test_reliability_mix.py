@@ -99,12 +99,6 @@ def test_the_mix_tally_counts_acknowledgements_winners_and_give_ups() -> None:
     assert report.peak_worker_rss_mb == 12.5
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding S3 in docs/RELIABILITY.md: a sync on the claimant's machine publishes its "
-    "claim before the claim's own push, and the merge keeps the earlier claim over one the "
-    "remote already accepted",
-)
 def test_a_claim_the_remote_accepted_is_not_overturned_by_a_sync_of_an_uncounted_claim(
     tmp_path: Path,
 ) -> None:
@@ -139,11 +133,6 @@ def test_a_claim_the_remote_accepted_is_not_overturned_by_a_sync_of_an_uncounted
     assert Ledger.open(remote).show(task).owner == "worker-b"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="finding S2 in docs/RELIABILITY.md: a lock a killed sync left in the staging "
-    "namespace blocks every later sync until 'gitledger repair'",
-)
 def test_a_staging_lock_left_by_a_killed_sync_does_not_block_the_next_sync(
     tmp_path: Path,
 ) -> None:

@@ -654,3 +654,76 @@ def test_init_in_a_fresh_clone_warns_through_the_cli(
     assert "gitledger restore origin" in out.stderr
     quiet = run_cli("init", cwd=tmp_path)  # no Git, no origin: no warning, no error
     assert quiet.returncode == 0 and "warning" not in quiet.stderr
+
+
+def test_a_sync_records_what_it_moved_in_the_index(tmp_path: Path) -> None:
+    """The first command after a sync costs what the sync changed, not a pass over every ref."""
+    from gitledger.index import ledger_index
+
+    remote = tmp_path / "remote.git"
+    source = make_ledger(tmp_path / "src", "alice")
+    tasks = seed(source, 6)
+    sync.backup(source, str(remote))
+    mine = make_ledger(tmp_path / "mine", "bob")
+    sync.restore(mine, str(remote))
+    mine.update(tasks[1].id, notes=["bob's note"])  # diverges: the sync will merge it
+    idx = ledger_index(mine)
+    assert idx is not None
+    time.sleep(0.1)  # past the racy window, so the index trusts its stamp
+    assert len(mine.list_tasks()) == 6
+    source.update(tasks[2].id, status="blocked", blocker="waits on alice")
+    source.update(tasks[1].id, notes=["alice's note"])
+    fresh = source.create("made by alice after the restore")
+    sync.backup(source, str(remote))
+
+    report = sync.sync(mine, url=str(remote))
+    assert report.merged == [f"{PREFIX}tasks/{tasks[1].id}"]
+    stats = idx.refresh()
+    assert stats.checked is False, "the sync should have recorded the refs it moved"
+    assert [t.id for t in mine.list_tasks(status="blocked")] == [tasks[2].id]
+    assert fresh.id in {t.id for t in mine.search("after the restore")}
+    notes = {n.text for t in mine.list_tasks(status="active") for n in t.notes}
+    assert {"bob's note", "alice's note"} <= notes
+
+
+def test_a_remote_accepted_claim_beats_an_earlier_local_one_at_sync(tmp_path: Path) -> None:
+    """The server decides claims: a local claim that never reached it loses, however early."""
+    remote = tmp_path / "remote.git"
+    a, b = make_ledger(tmp_path / "a", "alice"), make_ledger(tmp_path / "b", "bob")
+    task = a.create("contested")
+    sync.backup(a, str(remote))
+    sync.restore(b, str(remote))
+    a.claim(task.id)  # earlier, offline: never pushed
+    assert sync.claim(b, task.id, str(remote)).owner == "bob"  # the server took bob's
+    report = sync.sync(a, url=str(remote))
+    assert report.conflicts == {task.id: ["owner"]}
+    merged = a.show(task.id)
+    assert merged.owner == "bob"
+    assert [(c.kept, c.dropped) for c in merged.conflicts] == [("bob", "alice")]
+    assert Ledger.open(remote).show(task.id).owner == "bob"
+    with pytest.raises(ClaimConflict):
+        sync.claim(a, task.id, str(remote))
+
+
+def test_the_after_push_check_goes_round_again_when_the_remote_moved_on(tmp_path: Path) -> None:
+    """A push that was accepted, then built on by another machine, is not a failure."""
+    from gitledger.errors import RemoteMoved
+
+    remote = tmp_path / "remote.git"
+    a, b = make_ledger(tmp_path / "a", "alice"), make_ledger(tmp_path / "b", "bob")
+    task = a.create("busy")
+    sync.backup(a, str(remote))
+    sync.restore(b, str(remote))
+    a.update(task.id, notes=["from a"])
+    ref = f"{PREFIX}tasks/{task.id}"
+    pushed = a.store.tip(ref)
+    assert pushed is not None
+    sync.backup(a, str(remote))
+    sync.sync(b, url=str(remote))  # b fetches a's push, and pushes nothing new
+    b.update(task.id, notes=["from b, on top"])
+    sync.sync(b, url=str(remote))  # the remote moves on past a's push
+    with pytest.raises(RemoteMoved):
+        sync._check_remote(str(remote), a, [(ref, pushed, None)])
+    report = sync.sync(a, url=str(remote))  # a's next round fast-forwards and is done
+    assert {n.text for n in a.show(task.id).notes} >= {"from a", "from b, on top"}
+    assert report.fast_forwarded == [ref]

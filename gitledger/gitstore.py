@@ -147,31 +147,16 @@ class GitStore:
     @contextlib.contextmanager
     def lock(self, timeout: float = LOCK_TIMEOUT_S) -> Iterator[None]:
         """Hold the ledger's writer lock; the kernel drops it if the holder dies (even kill -9)."""
-        fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            deadline = time.monotonic() + timeout
-            delay = 0.001
-            while True:
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except OSError as exc:
-                    if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                        raise
-                    if time.monotonic() > deadline:
-                        raise StorageError(
-                            f"Another gitledger process has held the ledger lock for over "
-                            f"{timeout:.0f} s; wait for it, or stop it if it hung."
-                        ) from exc
-                    time.sleep(delay)
-                    delay = min(delay * 2, 0.05)
+        busy = (
+            f"Another gitledger process has held the ledger lock for over {timeout:.0f} s; wait "
+            f"for it, or stop it if it hung."
+        )
+        with _flock(self.path / LOCK_FILE, timeout, busy, max_delay=0.05):
             self._held += 1
             try:
                 yield
             finally:
                 self._held -= 1
-        finally:
-            os.close(fd)  # closing releases the flock
 
     # --- refs ----------------------------------------------------------------------------------
 
@@ -1348,27 +1333,36 @@ def staging_lock(store: GitStore, timeout: float = STAGING_LOCK_TIMEOUT_S) -> It
     and a person's, say) would otherwise delete each other's staged refs mid-fetch. The kernel
     drops the lock if the holder dies; a long fetch may hold it for minutes, hence the timeout.
     """
-    fd = os.open(store.path / STAGING_LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    busy = (
+        f"Another gitledger sync of this ledger has been fetching for over {timeout:.0f} s; wait "
+        f"for it, or stop it if it hung."
+    )
+    with _flock(store.path / STAGING_LOCK_FILE, timeout, busy, max_delay=0.1):
+        yield
+
+
+@contextlib.contextmanager
+def _flock(path: Path, timeout: float, busy: str, *, max_delay: float) -> Iterator[None]:
+    """An exclusive ``flock`` on ``path`` (created if missing), waited for with backoff up to
+    ``timeout`` seconds, then ``StorageError(busy)``. Closing the descriptor releases it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         deadline = time.monotonic() + timeout
-        delay = 0.005
+        delay = 0.001
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 break
             except OSError as exc:
                 if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    raise StorageError(f"Locking the staging refs: {_strerror(exc)}.") from exc
+                    raise StorageError(f"Locking {path.name}: {_strerror(exc)}.") from exc
                 if time.monotonic() > deadline:
-                    raise StorageError(
-                        f"Another gitledger sync of this ledger has been fetching for over "
-                        f"{timeout:.0f} s; wait for it, or stop it if it hung."
-                    ) from exc
+                    raise StorageError(busy) from exc
                 time.sleep(delay)
-                delay = min(delay * 2, 0.1)
+                delay = min(delay * 2, max_delay)
         yield
     finally:
-        os.close(fd)  # closing releases the flock
+        os.close(fd)
 
 
 def drop_stale_staging_locks(store: GitStore, staging: str) -> int:

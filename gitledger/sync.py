@@ -581,6 +581,13 @@ def claim(ledger: Ledger, task_id: str, remote: str | None, *, actor: str | None
             raise RemoteError(f"Task {full} vanished while claiming it.")
         updates = _push_plan(ledger, remote_tips, report, only=ref)
         try:
+            if not updates and remote_tips.get(ref) != after:
+                # Nothing to push, yet the remote does not hold this claim: its version of the
+                # task is not under ours (integration left it for the next round). The claim has
+                # not counted, so it must not be reported as won.
+                raise RemoteMoved(
+                    f"The remote's version of task {full[:8]} changed while claiming it; try again."
+                )
             _push(ledger, url, updates, None)
         except RemoteMoved:
             # Someone pushed this task first, so this claim never counted: drop the local claim

@@ -727,3 +727,34 @@ def test_the_after_push_check_goes_round_again_when_the_remote_moved_on(tmp_path
     report = sync.sync(a, url=str(remote))  # a's next round fast-forwards and is done
     assert {n.text for n in a.show(task.id).notes} >= {"from a", "from b, on top"}
     assert report.fast_forwarded == [ref]
+
+
+def test_a_claim_is_not_won_when_integration_left_the_remote_version_for_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Integration may leave a ref for the next round (a writer outside gitledger's lock moved it
+    at that moment). A claim written on the stale local version then has nothing it can push; it
+    must not be reported as won (the 16-process mix caught two winners this way)."""
+    remote = tmp_path / "remote.git"
+    a, b = make_ledger(tmp_path / "a", "alice"), make_ledger(tmp_path / "b", "bob")
+    task = a.create("contested")
+    sync.backup(a, str(remote))
+    sync.restore(b, str(remote))
+    assert sync.claim(b, task.id, str(remote)).owner == "bob"  # the server took bob's
+
+    real = sync._integrate
+    calls = []
+
+    def integrate_later_once(ledger: Ledger, remote_tips: dict[str, str], report: Any,
+                             local: dict[str, str] | None = None) -> dict[str, str]:  # fmt: skip
+        calls.append(1)
+        if len(calls) == 1:  # as when a foreign writer moved the ref: kept for the next round
+            return dict(ledger.store.refs(PREFIX)) if local is None else local
+        return real(ledger, remote_tips, report, local)
+
+    monkeypatch.setattr(sync, "_integrate", integrate_later_once)
+    with pytest.raises(ClaimConflict):
+        sync.claim(a, task.id, str(remote))
+    assert len(calls) >= 2
+    assert a.show(task.id).owner == "bob"
+    assert Ledger.open(remote).show(task.id).owner == "bob"

@@ -177,6 +177,20 @@ def _locks_in(where: Path) -> set[str]:
         return set()
 
 
+def _wait_timed(
+    child: subprocess.Popen[bytes], mode: str, rng: random.Random, aim: float, late_from: float
+) -> bool:
+    """Let ``child`` run until the kill moment of a timed ``mode``: 'random', any moment up to
+    1.1x a usual run (``aim`` seconds); 'late', from ``late_from`` of it. False for other modes,
+    which wait on a file-system event instead."""
+    if mode not in ("random", "late"):
+        return False
+    low = 0.0 if mode == "random" else late_from * aim
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        child.wait(timeout=rng.uniform(low, 1.1 * aim))
+    return True
+
+
 def _wait_for_lock(
     proc: subprocess.Popen[bytes],
     where: Path,
@@ -749,13 +763,7 @@ def run_fuse_kills(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        if mode == "random":
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                child.wait(timeout=rng.uniform(0, 1.1 * aim))
-        elif mode == "late":
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                child.wait(timeout=rng.uniform(0.8 * aim, 1.1 * aim))
-        else:
+        if not _wait_timed(child, mode, rng, aim, late_from=0.8):
             _wait_for_lock(child, ledger / FUSE_DIR, session, 120.0, stale)
         killed = child.poll() is None
         if killed:
@@ -1135,13 +1143,8 @@ def _sync_round(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    if mode == "random":
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            child.wait(timeout=rng.uniform(0, 1.1 * aim))
-    elif mode == "late":
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            child.wait(timeout=rng.uniform(0.6 * aim, 1.1 * aim))
-    else:  # 'io': the instant a pack file or a ref lock appears on either side
+    if not _wait_timed(child, mode, rng, aim, late_from=0.6):
+        # 'io': the instant a pack file or a ref lock appears on either side
         deadline = time.monotonic() + 120
         while child.poll() is None and time.monotonic() < deadline:
             if _io_marks([target, lane.remote]) - marks_before:

@@ -178,11 +178,10 @@ class FieldCheck:
         return value
 
     def items(self, name: str, value: object) -> list[Any]:
-        if type(value) is not list:
-            if type(value) is not tuple:
-                self.fail(name, f"expected a list, got {_kind(value)}")
-            value = list(value)
-        return value
+        """A copy of a list (or tuple) value, so a record never shares a list with its caller."""
+        if type(value) is not list and type(value) is not tuple:
+            self.fail(name, f"expected a list, got {_kind(value)}")
+        return list(value)
 
     def entries(self, name: str, value: object, cls: type[_E]) -> list[_E]:
         out = self.items(name, value)

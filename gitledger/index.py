@@ -1255,8 +1255,9 @@ def import_tasks(
     without ``id`` creates a task. A line whose task is new writes its ``history`` and then the
     record itself, keeping every version's content. A line for a task that exists writes the
     versions after the current one when its history contains the current version unchanged, and
-    otherwise one new version carrying the line's content; a line equal to the current version
-    writes nothing. Gates are not re-judged (they judged each version when it was made); what is
+    otherwise one new version carrying what the line changed since the version it was read at
+    (its ``version``, when this task's history has it; else the line's whole content). A line
+    that changes nothing writes nothing. Gates are not re-judged (they judged each version when it was made); what is
     checked: the record validates, parents and dependencies exist and make no cycle.
 
     All of it happens under one hold of the writer lock: objects go into one pack file, then each
@@ -1329,7 +1330,19 @@ def import_tasks(
                     elif same:
                         todo = versions[versions.index(same[-1]) + 1 :]
                     else:
-                        todo = [_next_version(existing, versions[-1], author[0])]
+                        read_at = _version_read(ledger, existing, versions[-1])
+                        nxt = _next_version(existing, versions[-1], author[0], read_at)
+                        bare = nxt.replace(
+                            version=existing.version,
+                            updated_at=existing.updated_at,
+                            actor=existing.actor,
+                            clock=existing.clock,
+                        )
+                        if bare == existing:  # an old line that changes nothing now
+                            report.unchanged += 1
+                            todo = []
+                        else:
+                            todo = [nxt]
                 tip = parent_tip
                 previous = base
                 for task in todo:
@@ -1382,8 +1395,31 @@ def _tasks_by_id(idx: Index, ids: list[str]) -> list[Task]:
     return idx._guarded(run)  # type: ignore[no-any-return]
 
 
-def _next_version(existing: Task, wanted: Task, actor: str) -> Task:
-    """``wanted``'s content as the version after ``existing``, its clock stamped where it changed."""
+def _version_read(ledger: Ledger, existing: Task, wanted: Task) -> Task | None:
+    """The version of the task a line was read from, when it is an earlier one of this ledger's:
+    the line's ``version``, if the task's history has it. None otherwise."""
+    if not 1 <= wanted.version < existing.version:
+        return None
+    try:
+        return ledger.show(existing.id, at=wanted.version)
+    except LedgerError:
+        return None
+
+
+def _next_version(existing: Task, wanted: Task, actor: str, read_at: Task | None = None) -> Task:
+    """``wanted``'s content as the version after ``existing``, its clock stamped where it changed.
+
+    ``read_at``: the earlier version the line was read from. A field the line left as it was
+    there keeps its current value, so a line exported before someone claimed the task (or changed
+    its status) does not set that back; only what the line changed is applied.
+    """
+    if read_at is not None:
+        kept = {
+            name: getattr(existing, name)
+            for name in (*SCALAR_FIELDS, *SET_FIELDS)
+            if getattr(wanted, name) == getattr(read_at, name)
+        }
+        wanted = wanted.replace(**kept)
     stamp = HybridClock.tick([*existing.clock.values(), *wanted.clock.values()])
     clock = dict(existing.clock)
     for name in (*SCALAR_FIELDS, *SET_FIELDS):

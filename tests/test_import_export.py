@@ -144,6 +144,33 @@ def test_import_updates_existing_tasks(ledger: Ledger) -> None:
     assert import_tasks(ledger, [json.dumps(other_line)]).unchanged == 1
 
 
+def test_a_line_read_before_a_claim_does_not_set_the_claim_back(ledger: Ledger) -> None:
+    """A line exported at version N applies what it changed since N, not the whole record."""
+    task = ledger.create("Contested", criteria="c", labels=["a"])
+    line = ledger.show(task.id).to_json_dict()  # read at version 1
+    ledger.claim(task.id, actor="carol")  # version 2: owner carol, status active
+    ledger.update(task.id, labels_add=["b"])  # version 3
+    line["next"] = "edited offline"
+    line["notes"] = [{"id": "n1", "text": "from the file", "at": "2026-01-01T00:00:00Z",
+                      "actor": "x"}]  # fmt: skip
+    report = import_tasks(ledger, [json.dumps(line)])
+    assert report.updated == 1 and report.versions == 1
+    now = ledger.show(task.id)
+    assert now.version == 4
+    assert (now.owner, now.status, now.next) == ("carol", "active", "edited offline")
+    assert now.labels == ["a", "b"]
+    assert [n.text for n in now.notes] == ["from the file"]
+    # The same old line again changes nothing now.
+    assert import_tasks(ledger, [json.dumps(line)]).unchanged == 1
+    assert ledger.show(task.id).version == 4
+    # A field the line did change wins, as before: the importer's intent.
+    line["status"] = "blocked"
+    line["blocker"] = "waits on legal"
+    import_tasks(ledger, [json.dumps(line)])
+    after = ledger.show(task.id)
+    assert (after.status, after.blocker, after.owner) == ("blocked", "waits on legal", "carol")
+
+
 @pytest.mark.parametrize(
     ("lines", "error", "message"),
     [

@@ -53,7 +53,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
-    CorruptRecord,
     GateRefused,
     InvalidInput,
     LedgerError,
@@ -65,15 +64,16 @@ from .gitstore import BulkWriter, ref_tips, refs_stamp
 from .model import (
     ENTRY_FIELDS,
     ID_PATTERN,
+    RECORD_FILES,
     SCALAR_FIELDS,
     SET_FIELDS,
     STATUSES,
     HybridClock,
     Task,
-    check_format,
     decode_record,
     new_id,
     now_iso,
+    record_from_files,
 )
 
 if TYPE_CHECKING:
@@ -90,7 +90,6 @@ TASKS_PREFIX = TASKS_DIR + "/"
 # network mounts) show it as an mtime with no fraction, and get two seconds.
 RACY_FINE_NS = 50_000_000
 RACY_COARSE_NS = 2_000_000_000
-RECORD_FILES = ("FORMAT", "task.json")
 OPEN_STATUSES = ("open", "active", "blocked")
 
 # FTS columns in order, with their BM25 weights: a word in the goal counts ten times one in a note.
@@ -246,12 +245,7 @@ def is_corrupt(exc: sqlite3.DatabaseError) -> bool:
 
 
 def _read_record(store: Any, tip: str, where: str) -> tuple[Task, bytes]:
-    files = store.read_files(tip, RECORD_FILES)
-    check_format(files["FORMAT"], where=where)
-    data = files["task.json"]
-    if data is None:
-        raise CorruptRecord(f"{where}: commit {tip[:12]} has no task.json.")
-    return decode_record(data, where=where), data
+    return record_from_files(store.read_files(tip, RECORD_FILES), where=where, commit=tip)
 
 
 def _fts_row(task: Task) -> tuple[str, ...]:
@@ -569,18 +563,6 @@ class Index:
                     )
             except (sqlite3.Error, _Corrupt, OSError, ValueError):
                 return  # derived data: the next read refreshes or rebuilds it
-
-    def moved(self, moves: Sequence[tuple[str, str]], stamp_before: str) -> None:
-        """``wrote_many`` for task refs another writer path moved (sync): ids and their new tips;
-        the records are read here. A record that does not read leaves it to the next refresh."""
-        written: list[tuple[Task, bytes, str]] = []
-        for task_id, tip in moves:
-            try:
-                task, raw = _read_record(self.store, tip, TASKS_PREFIX + task_id)
-            except LedgerError:
-                return
-            written.append((task, raw, tip))
-        self.wrote_many(written, stamp_before)
 
     def absorb(self, known: dict[str, tuple[Task, bytes]]) -> RefreshStats:
         """Refresh, taking the records of tips in ``known`` as given (bulk import wrote them)."""

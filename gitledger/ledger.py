@@ -55,6 +55,7 @@ from .model import (
     PREFIX_PATTERN,
     PRIORITY_MAX,
     PRIORITY_MIN,
+    RECORD_FILES,
     SCALAR_FIELDS,
     SET_FIELDS,
     STATUSES,
@@ -62,22 +63,20 @@ from .model import (
     Evidence,
     HybridClock,
     Task,
-    check_format,
     check_label,
     check_text,
     criteria_hash,
-    decode_record,
     encode_record,
     new_entry_id,
     new_id,
     now_iso,
+    record_from_files,
     render_markdown,
 )
 
 TASKS_DIR = "refs/gitledger/tasks"
 TASKS_PREFIX = TASKS_DIR + "/"
 KEYS_PREFIX = "refs/gitledger/keys/"
-RECORD_FILES = ("FORMAT", "task.json")
 _WRITE_ATTEMPTS = 20
 _COMMIT_EVIDENCE = re.compile(r"^commit:([0-9a-fA-F]{7,40})\b")
 _SINGULAR = {
@@ -341,11 +340,7 @@ class Ledger:
 
     def _read(self, commit: str, where: str) -> Task:
         files = self.store.read_files(commit, RECORD_FILES)
-        check_format(files["FORMAT"], where=where)
-        data = files["task.json"]
-        if data is None:
-            raise CorruptRecord(f"{where}: commit {commit[:12]} has no task.json.")
-        return decode_record(data, where=where)
+        return record_from_files(files, where=where, commit=commit)[0]
 
     def _tip(self, task_id: str) -> str:
         tip = self.store.tip(task_ref(task_id))
@@ -1056,10 +1051,7 @@ class Ledger:
                 for info in reversed(infos):  # oldest first, so parents are known
                     self.store.check_objects(info.oid)
                     files = self.store.read_files(info.oid, RECORD_FILES)
-                    check_format(files["FORMAT"], where=name)
-                    if files["task.json"] is None:
-                        raise CorruptRecord(f"commit {info.oid[:12]} has no task.json")
-                    record = decode_record(files["task.json"], where=name)
+                    record = record_from_files(files, where=name, commit=info.oid)[0]
                     if record.id != leaf:
                         raise CorruptRecord(f"version {record.version} says id {record.id}")
                     expected = max((versions[p] for p in info.parents), default=0) + 1

@@ -25,6 +25,7 @@ import os
 import re
 import secrets
 import time
+from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field
 from datetime import datetime, timezone
 from json.encoder import encode_basestring as _encode_string
@@ -459,6 +460,21 @@ def decode_record(data: bytes, *, where: str) -> Task:
         return Task.from_dict(raw)
     except InvalidInput as exc:
         raise CorruptRecord(f"{where}: task.json does not validate ({exc.message}).") from exc
+
+
+RECORD_FILES = ("FORMAT", "task.json")
+
+
+def record_from_files(
+    files: Mapping[str, bytes | None], *, where: str, commit: str
+) -> tuple[Task, bytes]:
+    """The task record of one version from its files (``RECORD_FILES``, as
+    ``GitStore.read_files`` gives them), and the stored ``task.json`` bytes."""
+    check_format(files.get("FORMAT"), where=where)
+    data = files.get("task.json")
+    if data is None:
+        raise CorruptRecord(f"{where}: commit {commit[:12]} has no task.json.")
+    return decode_record(data, where=where), data
 
 
 def check_format(data: bytes | None, *, where: str) -> None:

@@ -48,7 +48,7 @@ from .gitstore import GitStore, RefMoved
 from .ledger import TASKS_PREFIX, Ledger, task_ref
 from .memory import MEMORY_PREFIX
 from .merge import merge_tasks, new_conflicts
-from .model import ID_PATTERN, Task, check_format, decode_record, now_iso
+from .model import ID_PATTERN, RECORD_FILES, Task, now_iso, record_from_files
 
 LEDGER_PREFIX = gitstore.LEDGER_PREFIX
 STAGING_ROOT = "refs/gitledger-staging/"
@@ -148,13 +148,9 @@ def _is_bundle(url: str) -> bool:
 # --- reading records ---------------------------------------------------------------------------
 
 
-def _read(store: GitStore, commit: str, where: str) -> Task:
-    files = store.read_files(commit, ("FORMAT", "task.json"))
-    check_format(files["FORMAT"], where=where)
-    data = files["task.json"]
-    if data is None:
-        raise CorruptRecord(f"{where}: commit {commit[:12]} has no task.json.")
-    return decode_record(data, where=where)
+def _read(store: GitStore, commit: str, where: str) -> tuple[Task, bytes]:
+    files = store.read_files(commit, RECORD_FILES)
+    return record_from_files(files, where=where, commit=commit)
 
 
 def _task_id(ref: str) -> str | None:
@@ -184,6 +180,7 @@ def _integrate(
     local = dict(store.refs(LEDGER_PREFIX)) if local is None else local
     plan: list[tuple[str, str | None, str, str]] = []  # ref, ours, theirs, action
     damaged: list[str] = []
+    incoming: dict[str, tuple[Task, bytes]] = {}  # task records checked here, for the index
     for ref, theirs in sorted(remote_tips.items()):
         ours = local.get(ref)
         if ours == theirs:
@@ -195,7 +192,8 @@ def _integrate(
             store.check_objects(theirs)
             task_id = _task_id(ref)
             if task_id is not None:
-                record = _read(store, theirs, ref)
+                record, raw = _read(store, theirs, ref)
+                incoming[ref] = (record, raw)
                 if record.id != task_id:
                     raise CorruptRecord(f"{ref}: the record says id {record.id}")
             if ours is None or gitstore.is_ancestor(store, ours, theirs):
@@ -214,35 +212,36 @@ def _integrate(
             f"restore from another backup."
         )
     stamp_before = gitstore.refs_stamp(store.path, TASKS_PREFIX.rstrip("/")).encode()
-    moved: list[tuple[str, str]] = []  # task id, new tip: for the derived index
+    written: list[tuple[Task, bytes, str]] = []  # task versions now at their refs' tips
     for ref, ours, theirs, action in plan:
         try:
             if action in ("create", "forward"):
                 store.set_ref(ref, theirs, ours)
                 (report.created if ours is None else report.fast_forwarded).append(ref)
                 local[ref] = theirs
+                if ref in incoming:
+                    written.append((*incoming[ref], theirs))
             elif action == "merge" and ours is not None and ref.startswith(MEMORY_PREFIX):
                 _merge_fact_ref(ledger, ref, ours, theirs, report)
                 local[ref] = store.tip(ref) or ours
             elif action == "merge" and ours is not None:
-                _merge_ref(ledger, ref, ref[len(TASKS_PREFIX) :], ours, theirs, report)
-                local[ref] = store.tip(ref) or ours
+                merged, raw, commit = _merge_ref(
+                    ledger, ref, ref[len(TASKS_PREFIX) :], ours, theirs, report
+                )
+                local[ref] = commit
+                written.append((merged, raw, commit))
             else:
                 report.unmerged.append(ref)
         except RefMoved:
             # A writer outside gitledger's lock moved it just now: leave it for the next round
             # (its push is planned from the tip as it is then, so nothing is lost).
             report.kept.append(ref)
-            continue
-        task_id = _task_id(ref)
-        if task_id is not None and action != "diverged":
-            moved.append((task_id, local[ref]))
-    if moved:
+    if written:
         from .index import ledger_index
 
         idx = ledger_index(ledger)
         if idx is not None:  # so the next command costs what this sync changed, not a full pass
-            idx.moved(moved, stamp_before)
+            idx.wrote_many(written, stamp_before)
     return local
 
 
@@ -272,12 +271,14 @@ def _merge_fact_ref(
 
 def _merge_ref(
     ledger: Ledger, ref: str, task_id: str, ours_tip: str, theirs_tip: str, report: SyncReport
-) -> None:
+) -> tuple[Task, bytes, str]:
+    """Join two diverged histories of a task in a merge commit; returns its record, the record's
+    bytes and the commit."""
     store = ledger.store
-    ours = _read(store, ours_tip, ref)
-    theirs = _read(store, theirs_tip, ref)
+    ours = _read(store, ours_tip, ref)[0]
+    theirs = _read(store, theirs_tip, ref)[0]
     base_tip = gitstore.merge_base(store, ours_tip, theirs_tip)
-    base = _read(store, base_tip, ref) if base_tip else None
+    base = _read(store, base_tip, ref)[0] if base_tip else None
     name, email = ledger.author()
     # theirs is what the remote holds: a claim it accepted counted first (finding S3)
     merged = merge_tasks(base, ours, theirs, at=now_iso(), actor=name, theirs_is_remote=True)
@@ -291,10 +292,10 @@ def _merge_ref(
     message = f"{subject}\n\n{body}\n\nVersion: {merged.version}\nTask: {task_id}\n".replace(
         "\n\n\n", "\n\n"
     )
-    store.write(
-        ref, ledger.record_files(merged), message, (name, email), [ours_tip, theirs_tip], ours_tip
-    )
+    files = ledger.record_files(merged)
+    commit = store.write(ref, files, message, (name, email), [ours_tip, theirs_tip], ours_tip)
     report.merged.append(ref)
+    return merged, files["task.json"], commit
 
 
 # --- fetching and pushing ----------------------------------------------------------------------

@@ -1239,8 +1239,9 @@ def import_tasks(
     versions after the current one when its history contains the current version unchanged, and
     otherwise one new version carrying what the line changed since the version it was read at
     (its ``version``, when this task's history has it; else the line's whole content). A line
-    that changes nothing writes nothing. Gates are not re-judged (they judged each version when it was made); what is
-    checked: the record validates, parents and dependencies exist and make no cycle.
+    that changes nothing writes nothing. Gates are not re-judged (they judged each version when
+    it was made); what is checked: the record validates, parents and dependencies exist and make
+    no cycle.
 
     All of it happens under one hold of the writer lock: objects go into one pack file, then each
     ref moves by compare-and-swap, then the index takes the records it was handed.

@@ -376,7 +376,8 @@ class Task:
 
     @classmethod
     def from_dict(cls, raw: object, *, where: str = "") -> Task:
-        """A task from its JSON object (``task show --json``'s fields); InvalidInput names why not."""
+        """A task from its JSON object (``task show --json``'s fields); InvalidInput says why
+        not."""
         return record_from_dict(cls, raw, where)
 
     @property

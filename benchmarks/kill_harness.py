@@ -286,6 +286,7 @@ def run_kills(
     attempts: list[Attempt] = []
     guard = threading.Lock()
     completed: list[float] = []
+    killed_in_a_row = [0]  # attempts killed since one last finished, across the workers
     numbers = itertools.count(1)
 
     def worker(index: int) -> None:
@@ -311,12 +312,16 @@ def run_kills(
                 # The machine's load changes; aim by how long recent commands took to finish.
                 recent = completed[-25:]
                 aim = statistics.median(recent) if len(recent) >= 5 else duration
+                # An aim too short for this machine kills every attempt, and with nothing
+                # finishing it would never learn better: widen it while nothing finishes.
+                aim *= 1.5 ** (killed_in_a_row[0] // 5)
             lock = ledger / TASKS_DIR / f"{attempt.target}.lock" if attempt.target else None
             had_lock = lock is not None and lock.exists()
             elapsed = run_one(attempt, ledger, aim, rng)
             with guard:
                 if not attempt.killed and attempt.returncode == 0:
                     completed.append(elapsed)
+                killed_in_a_row[0] = killed_in_a_row[0] + 1 if attempt.killed else 0
                 attempts.append(attempt)
                 report.kills += attempt.killed
                 if attempt.killed and lock is not None and lock.exists() and not had_lock:

@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import click
 
@@ -20,13 +20,28 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 class CommandError(click.ClickException):
-    """A LedgerError as click shows it: the message, and the error's own exit code."""
+    """A LedgerError as click shows it: the message, and the error's own exit code.
+
+    click reads the exit code from the exception's class (a ``ClassVar`` since click 8.4), so
+    each exit code has its own subclass: build one with ``CommandError.of(error)``.
+    """
+
+    _by_code: ClassVar[dict[int, type[CommandError]]] = {}
 
     def __init__(self, error: LedgerError, as_json: bool = False) -> None:
         super().__init__(error.message)
-        self.exit_code = error.exit_code
         self.error = error
         self.as_json = as_json
+
+    @classmethod
+    def of(cls, error: LedgerError, as_json: bool = False) -> CommandError:
+        """The CommandError for ``error``, of the subclass whose exit code is the error's."""
+        code = error.exit_code
+        sub = cls._by_code.get(code)
+        if sub is None:
+            sub = type(f"CommandError{code}", (cls,), {"exit_code": code})
+            cls._by_code[code] = sub
+        return sub(error, as_json)
 
     def show(self, file: Any = None) -> None:
         if self.as_json:
@@ -41,7 +56,7 @@ def errors(as_json: bool = False) -> Iterator[None]:
     try:
         yield
     except LedgerError as exc:
-        raise CommandError(exc, as_json) from exc
+        raise CommandError.of(exc, as_json) from exc
 
 
 def json_option(func: F) -> F:

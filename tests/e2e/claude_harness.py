@@ -50,7 +50,7 @@ def find_claude() -> tuple[Path | None, str]:
 def gitledger_shim(folder: Path) -> Path:
     """A ``gitledger`` command on a PATH folder that runs this checkout's gitledger.
 
-    Hooks find gitledger on PATH, as they would after ``pipx install gitledger``; the shim makes
+    Hooks find gitledger on PATH, as they would after ``pipx install git-ledger``; the shim makes
     that true in tests without relying on how (or whether) the package was installed.
     """
     folder.mkdir(parents=True, exist_ok=True)

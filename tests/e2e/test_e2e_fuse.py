@@ -6,7 +6,7 @@ compaction, which is exactly what the model would see. The stand-in's summary is
 sentence, so a fact in that request got there through the fuse or through what Claude Code
 itself keeps (the last messages, re-read files), and the baseline run shows which is which.
 
-gitledger is found on PATH, as after ``pipx install gitledger``: a ``gitledger`` shim on the
+gitledger is found on PATH, as after ``pipx install git-ledger``: a ``gitledger`` shim on the
 session's PATH runs this checkout with the test's own Python.
 """
 

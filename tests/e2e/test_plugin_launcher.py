@@ -82,7 +82,7 @@ def test_no_gitledger_at_all_never_blocks_the_agent(tmp_path: Path) -> None:
     done = launch("fuse", "save", "--hook", path=[tmp_path / "empty"])
     assert done.returncode == 0
     assert done.stdout == ""
-    assert "GITLEDGER_BIN" in done.stderr and "pipx install gitledger" in done.stderr
+    assert "GITLEDGER_BIN" in done.stderr and "pipx install git-ledger" in done.stderr
 
 
 @pytest.mark.parametrize(("status", "reported"), [(0, 0), (1, 1), (2, 1), (3, 3)])

@@ -52,7 +52,7 @@ def build_ledger(path: Path, size: int) -> str:
     led = Ledger.init()
     filler = size - 1
     try:
-        from gitledger.index import import_tasks
+        from gitledger.transfer import import_tasks
     except ImportError:
         import_tasks = None  # type: ignore[assignment]
     started = time.perf_counter()

@@ -15,7 +15,7 @@ interpreter per process so that an operation costs its work and not a start-up. 
 
 - ``note``: ``Ledger.update(task, notes=[token])``; acknowledged when it returns.
 - ``import``: a JSONL line built from the task as ``task show --json`` prints it, plus one new
-  note, through ``index.import_tasks`` (what ``gitledger task import FILE`` runs): an update by
+  note, through ``transfer.import_tasks`` (what ``gitledger task import FILE`` runs): an update by
   import; acknowledged when the report counts it updated. Imports touch the tasks that are not
   claim targets: an import line carries every field of the record, owner included, so a line
   built before a claim landed undoes it (documented whole-record semantics, not a race).
@@ -74,7 +74,7 @@ import json, random, resource, sys, traceback
 from pathlib import Path
 from gitledger import sync
 from gitledger.errors import ClaimConflict, LedgerError
-from gitledger.index import import_tasks
+from gitledger.transfer import import_tasks
 from gitledger.ledger import Ledger
 from gitledger.model import new_entry_id, now_iso
 

@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Any
 
 from gitledger import gitstore, sync
-from gitledger.index import import_tasks
 from gitledger.ledger import Ledger
+from gitledger.transfer import import_tasks
 
 PLAIN_SPEC = "refs/gitledger/*:refs/gitledger/*"
 GIT = shutil.which("git") or "git"  # the plain-git twin's git, kept when --no-git hides it

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from gitledger.cli import cli as gitledger_cli
 from gitledger.errors import GateRefused
-from gitledger.index import graph_dot, graph_mermaid, task_graph
+from gitledger.graph import graph_dot, graph_mermaid, task_graph
 from gitledger.ledger import Ledger, task_ref
 
 

@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from gitledger.cli import cli as gitledger_cli
 from gitledger.errors import GateRefused, InvalidInput, TaskNotFound
-from gitledger.index import export_tasks, import_tasks
 from gitledger.ledger import Ledger, task_ref
+from gitledger.transfer import export_tasks, import_tasks
 
 
 def invoke(*args: str, input: str | None = None) -> tuple[int, str]:

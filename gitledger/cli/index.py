@@ -109,7 +109,7 @@ def graph_cmd(
     Solid arrows go from parent to child, dashed ones from a task to what it needs. Paste
     mermaid output into any Markdown that renders Mermaid; pipe dot into Graphviz.
     """
-    from ..index import render_graph, task_graph
+    from ..graph import render_graph, task_graph
 
     with errors(as_json):
         graph = task_graph(open_ledger(ctx), task_id, limit=limit)
@@ -138,7 +138,7 @@ def import_cmd(ctx: click.Context, file: IO[str], quiet: bool, as_json: bool) ->
     'history' list (as 'task export' writes) restores every earlier version. Every line is
     checked before anything is written.
     """
-    from ..index import import_tasks
+    from ..transfer import import_tasks
 
     lines = file.readlines()
     with errors(as_json):
@@ -192,7 +192,7 @@ def export_cmd(
     The output is JSON already; every line is one task as 'task show --json' prints it, plus a
     'history' list of its earlier versions, oldest first.
     """
-    from ..index import ExportStats, export_tasks
+    from ..transfer import ExportStats, export_tasks
 
     out = output or sys.stdout
     stats = ExportStats()

@@ -665,7 +665,7 @@ def commit_exists(project_dir: Path, rev: str) -> bool:
 # --- remotes: listing, fetching, pushing, bundles (used by sync.py) ---------------------------
 #
 # libgit2 lists remotes (one connection, no objects) and is the storage layer throughout. The
-# git CLI is the transport fallback DESIGN.md allows where libgit2 lacks something: it moves the
+# git CLI is the transport fallback docs/ARCHITECTURE.md allows where libgit2 lacks something: it moves the
 # objects of a fetch or push when it is installed (libgit2's fetch and push cost grows with the
 # square of the refs; figures below), and it alone writes and reads bundles and pushes into a
 # repository with a work tree. The CLI runs with hooks disabled (``core.hooksPath`` pointed at
@@ -842,8 +842,8 @@ def list_remote_refs(store: GitStore, url: str, prefix: str = LEDGER_PREFIX) -> 
 
 # --- the git CLI as the transport where it is installed -----------------------------------------
 #
-# Why the git CLI moves the objects when it is there (DESIGN.md allows it as a transport fallback
-# where libgit2 lacks something): libgit2's fetch negotiation pushes every local ref into a
+# Why the git CLI moves the objects when it is there (docs/ARCHITECTURE.md allows it as a
+# transport fallback where libgit2 lacks something): libgit2's fetch negotiation pushes every local ref into a
 # revision walk sorted by date with an insertion sort, which is quadratic in the number of refs,
 # and its push marks the tree of every remote head as uninteresting before packing. Measured here
 # at 10,000 tasks with 100 changed refs (pygit2 1.21 / libgit2 1.9.7, git 2.39, loopback `git

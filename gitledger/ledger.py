@@ -164,8 +164,19 @@ def _short(value: Any, width: int = 60) -> str:
     text = str(value)
     if not text.isprintable():
         text = "".join(c if c.isprintable() else " " for c in text)
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return _cut_words(" ".join(text.split()), width)
+
+
+def _cut_words(text: str, width: int) -> str:
+    """``text`` in at most ``width`` characters, cut after a whole word and marked with '…'
+    (mid-word only when a single word is longer than a third of the room)."""
+    if len(text) <= width:
+        return text
+    room = text[: width - 1]
+    space = room.rfind(" ")
+    if text[width - 1] != " " and space >= width // 3:  # the room ends inside a word
+        room = room[:space]
+    return room.rstrip(" ,;:") + "…"
 
 
 def task_ref(task_id: str) -> str:
@@ -1139,10 +1150,18 @@ def diff_tasks(old: Task | None, new: Task) -> list[Change]:
     return out
 
 
+SUBJECT_WIDTH = 72
+
+
 def commit_message(task: Task, changes: list[Change] | None) -> str:
-    """The commit message of a version: ``changes`` None means the task's first version."""
+    """The commit message of a version: ``changes`` None means the task's first version.
+
+    The subject (at most 72 characters) reads as a changelog line: what was set, how many entries
+    were added, and a decision's own words, cut after a whole word when they do not fit.
+    """
     if changes is None:
-        return f"create: {_short(task.goal, 64)}\n\nVersion: {task.version}\nTask: {task.id}\n"
+        subject = _cut_words(f"create: {_short(task.goal, 200)}", SUBJECT_WIDTH)
+        return f"{subject}\n\nVersion: {task.version}\nTask: {task.id}\n"
     heads = []
     for change in changes:
         if change.kind == "set" and change.field in ("status", "priority"):
@@ -1154,10 +1173,22 @@ def commit_message(task: Task, changes: list[Change] | None) -> str:
         if change.kind != "set":
             key = f"{'+' if change.kind == 'added' else '-'}{change.field}"
             counts[key] = counts.get(key, 0) + 1
+    decided = [c.new for c in changes if c.field == "decisions" and c.kind == "added"]
+    counts.pop("+decisions", None)
     heads += [f"{k} {v}" if v > 1 else k for k, v in counts.items()]
-    subject = f"update: {', '.join(heads)}"
-    if len(subject) > 100:
-        subject = subject[:99] + "…"
+    subject = f"update: {', '.join(heads)}" if heads else "update:"
+    if decided:
+        more = f" (+{len(decided) - 1} more)" if len(decided) > 1 else ""
+        lead = f"{subject}{',' if heads else ''} decision{more}: "
+        if len(lead) < SUBJECT_WIDTH - 16:  # room for a few words of the decision itself
+            subject = lead + _short(decided[0], SUBJECT_WIDTH - len(lead))
+        else:
+            subject = (
+                f"{subject}, +decisions {len(decided)}"
+                if len(decided) > 1
+                else (f"{subject}, +decisions")
+            )
+    subject = _cut_words(subject, SUBJECT_WIDTH)
     body = "\n".join(f"- {c.describe()}" for c in changes)
     return f"{subject}\n\n{body}\n\nVersion: {task.version}\nTask: {task.id}\n"
 

@@ -18,6 +18,7 @@ COMMANDS: dict[str, str] = {
     "init": "gitledger.cli.core:init_cmd",
     "where": "gitledger.cli.core:where_cmd",
     "verify": "gitledger.cli.core:verify_cmd",
+    "log": "gitledger.cli.log:log_cmd",
     "repair": "gitledger.cli.core:repair_cmd",
     "demo": "gitledger.cli.demo:demo_cmd",
     "task": "gitledger.cli.task:task_group",

@@ -66,7 +66,9 @@ CONFIG_REF = "refs/gitledger/config/memory"
 FORMAT_LINE = "gitledger-fact 1\n"
 FACT_FILES = ("FORMAT", "fact.json")
 INDEX_FILE = "gitledger-memory.sqlite"
-SCHEMA_VERSION = 3
+# 4: the full-text index stems words (porter), so "deploy" finds "Deploys". An index file of an
+# older schema is deleted and rebuilt from the refs when opened (``index.open_derived_db``).
+SCHEMA_VERSION = 4
 MAX_FACT_BYTES = 4096
 DEFAULT_CAPACITY = 2000
 BASE_STABILITY_DAYS = 3.0
@@ -233,7 +235,7 @@ CREATE TABLE facts(
 );
 CREATE INDEX facts_fp ON facts(fingerprint);
 CREATE INDEX facts_active ON facts(active);
-CREATE VIRTUAL TABLE fts USING fts5(text, tags, kind, content='', tokenize='unicode61');
+CREATE VIRTUAL TABLE fts USING fts5(text, tags, kind, content='', tokenize='porter unicode61');
 CREATE TABLE problems(ref TEXT PRIMARY KEY, tip TEXT NOT NULL, message TEXT NOT NULL)
 """
 

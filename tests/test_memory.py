@@ -341,3 +341,36 @@ def test_a_fact_changed_on_two_machines_merges_on_sync(tmp_path: Path) -> None:
     assert merge_facts(base, forgot, used).active is False
     restored = base.replace(**{"active": True})
     assert merge_facts(forgot, restored, forgot.replace(**{"tags": ["x"]})).active is True
+
+
+def test_recall_finds_a_fact_by_the_stem_of_its_words(memory: Memory) -> None:
+    # The README's example: "Deploys" is found by "deploy", and other forms of the word too.
+    fact, _ = memory.remember("Deploys need the VPN", kind="constraint", tags=["ops"])
+    memory.remember("The parser crashed on empty input", kind="pitfall")
+    for query in ("deploy", "deploying", "deployed", "Deploys", "deploy vpn"):
+        hits = memory.recall(query, k=3, reinforce=False)
+        assert [h.fact.id for h in hits] == [fact.id], query
+    assert memory.recall("parsers crashing", k=3, reinforce=False)[0].fact.text.startswith("The")
+
+
+def test_an_index_of_the_old_unstemmed_schema_is_rebuilt(memory: Memory, ledger: Ledger) -> None:
+    import sqlite3
+
+    from gitledger.memory import INDEX_FILE
+
+    fact, _ = memory.remember("Deploys need the VPN", kind="constraint")
+    assert memory.recall("deploy", k=1, reinforce=False)
+    memory.index.delete()
+    # An index file as schema 3 left it: no stemming, and the fact indexed under its own words.
+    conn = sqlite3.connect(Path(ledger.path) / INDEX_FILE)
+    conn.executescript(
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES ('schema', '3');"
+        "CREATE VIRTUAL TABLE fts USING fts5(text, tags, kind, content='', tokenize='unicode61');"
+    )
+    conn.close()
+    again = Memory(ledger)
+    assert [h.fact.id for h in again.recall("deploy", k=1, reinforce=False)] == [fact.id]
+    conn = sqlite3.connect(Path(ledger.path) / INDEX_FILE)
+    assert conn.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone() == ("4",)
+    conn.close()

@@ -379,7 +379,7 @@ class HookTarget(Target):
 
 class SettingsTarget(Target):
     def run(self, data: bytes, provider: Callable[[bytes], Any]) -> None:
-        from gitledger import fuse
+        from gitledger.agents import settings as agent_settings
         from gitledger.cli.mcp import merge_json_config, merge_toml_config
         from gitledger.errors import InvalidInput
 
@@ -393,15 +393,15 @@ class SettingsTarget(Target):
             text = data.decode("utf-8", "replace")
         where = self.workdir / "settings.json"
         try:
-            settings = fuse._parse_settings(where, text)
+            settings = agent_settings._parse_settings(where, text)
         except InvalidInput:
             settings = None
         if settings is not None:
             for agent in ("claude", "codex", "gemini"):
-                merged = fuse.merge_settings(settings, agent)
-                if fuse.merge_settings(merged, agent) != merged:
+                merged = agent_settings.merge_settings(settings, agent)
+                if agent_settings.merge_settings(merged, agent) != merged:
                     raise AssertionError("fuse setup is not idempotent")
-                fuse.merge_settings(merged, agent, uninstall=True)
+                agent_settings.merge_settings(merged, agent, uninstall=True)
         for merge in (
             lambda: merge_json_config(text, where, {"command": "gitledger", "args": ["mcp"]}),
             lambda: merge_toml_config(text, where, '[mcp_servers.gitledger]\ncommand = "g"\n'),

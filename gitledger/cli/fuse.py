@@ -266,13 +266,13 @@ def setup_cmd(
     Shows the merged settings as a diff and writes nothing without --write. Every other hook and
     setting is kept; running it twice changes nothing; the old file is kept as <file>.bak.
     """
-    from .. import fuse
+    from ..agents import settings
 
     with errors(as_json):
-        plan = fuse.setup_plan(
+        plan = settings.setup_plan(
             agent, project=Path.cwd() if project else None, uninstall=uninstall, path=settings_file
         )
-        backup = fuse.apply_setup(plan) if write else None
+        backup = settings.apply_setup(plan) if write else None
     if as_json:
         print_json(
             {

@@ -297,7 +297,7 @@ def plan_setup(agent: str, project: bool, root: Path, ledger: Path | None = None
 
 
 def write_plan(plan: Plan) -> None:
-    from ..fuse import replace_settings_file
+    from ..agents.settings import replace_settings_file
 
     # Atomic, mode kept, a symlinked file written through, a read-only one refused.
     replace_settings_file(plan.path, plan.after)

@@ -1,0 +1,1 @@
+"""What gitledger knows about each coding agent (today: the settings files its hooks go in)."""

@@ -1,0 +1,526 @@
+"""The extractor: one pass over a session's events into a bounded ``Snapshot``."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from ..transcripts import Event, ReadStats, read_events
+from .condense import _TAG_RE, _norm, _sentences, clean, cut
+from .rules import (
+    _BD_CHILD_RE,
+    _BD_CLOSE_RE,
+    _BD_LIST_RE,
+    _BD_READY_RE,
+    _BD_SHOW_RE,
+    _BD_SYMBOL_STATUS,
+    _BD_UPDATE_RE,
+    _CLAIM_RE,
+    _CONSTRAINT_RE,
+    _DECISION_RE,
+    _EDIT_TOOLS,
+    _FAILURE_RE,
+    _FINDING_RE,
+    _GOAL_CHANGE_RE,
+    _OPEN_STATUSES,
+    _PATCH_FILE_RE,
+    _PLAN_ITEM_RE,
+    _REASON_RE,
+    _SPEC_COMMAND_RE,
+    _SPEC_FILE_RE,
+    _TRIVIAL_TOOL_ERRORS,
+    _call_summary,
+    _command_head,
+    _first_error_line,
+    _goal_from_summary,
+    _parse_spec,
+    _pitfall_key,
+    _relative,
+    _split_specs,
+    request_text,
+)
+from .snapshot import (
+    ITEM_CHARS,
+    KEEP_CONSTRAINTS,
+    KEEP_DECISIONS,
+    KEEP_FILES,
+    KEEP_PITFALLS,
+    KEEP_REQUESTS,
+    KEEP_SPECS,
+    KEEP_SUBAGENTS,
+    MAX_CONSTRAINT_SOURCE,
+    OpenItem,
+    Snapshot,
+    Spec,
+    SubagentResult,
+)
+
+
+class _Recent:
+    """The newest ``size`` distinct texts, oldest first; a repeat moves to the end."""
+
+    def __init__(
+        self, size: int, items: Iterable[str] = (), keyfn: Callable[[str], str] | None = None
+    ) -> None:
+        self.size = size
+        self.keyfn = keyfn
+        self.items: OrderedDict[str, str] = OrderedDict()
+        for item in items:
+            self.add(item)
+
+    def add(self, text: str, key: str | None = None) -> None:
+        key = _norm(key or (self.keyfn(text) if self.keyfn else text))[:200]
+        if not key:
+            return
+        self.items.pop(key, None)
+        self.items[key] = text
+        while len(self.items) > self.size:
+            self.items.popitem(last=False)
+
+    def values(self) -> list[str]:
+        return list(self.items.values())
+
+    def replace(self, key: str, text: str) -> None:
+        """Change the text kept under ``key`` (where it was added with that key)."""
+        norm = _norm(key)[:200]
+        if norm in self.items:
+            self.items[norm] = text
+
+
+class Extractor:
+    """One pass over the events; every field is bounded (see the KEEP_* limits)."""
+
+    def __init__(self, previous: Snapshot | None = None, session: str = "") -> None:
+        self.snap = Snapshot(session=session)
+        self.carried_goal = previous.goal if previous else ""
+        self.goal_history: list[str] = list(previous.goal_history) if previous else []
+        self.goal = self.carried_goal
+        self.compactions_before = previous.compactions if previous else 0
+        self.constraints = _Recent(KEEP_CONSTRAINTS, previous.constraints if previous else ())
+        self.decisions = _Recent(KEEP_DECISIONS, previous.decisions if previous else ())
+        self.pitfalls = _Recent(
+            KEEP_PITFALLS, previous.pitfalls if previous else (), keyfn=_pitfall_key
+        )
+        self.requests: deque[str] = deque(maxlen=KEEP_REQUESTS)
+        # keyed, so re-reading a transcript after a save does not repeat a result
+        self.subagents: OrderedDict[str, SubagentResult] = OrderedDict(
+            (_norm(r.agent + " " + r.text)[:300], r)
+            for r in (previous.subagent_results if previous else [])
+        )
+        self.files = _Recent(KEEP_FILES, previous.files_edited if previous else ())
+        self.specs: OrderedDict[str, Spec] = OrderedDict(
+            (s.ref, s) for s in (previous.specs if previous else [])
+        )
+        self.todos: list[OpenItem] = []
+        self.tasks: OrderedDict[str, OpenItem] = OrderedDict()
+        self.had_item_tools = False
+        self.previous_items = list(previous.open_items) if previous else []
+        self.pending_calls: OrderedDict[str, tuple[str, dict[str, Any]]] = OrderedDict()
+        self.tracker: OrderedDict[str, OpenItem] = OrderedDict()
+        self.epics: set[str] = set()
+        self.touched = ""  # the tracker item last updated or closed
+        self.failed: dict[str, tuple[str, str]] = {}  # command head -> (pitfall key, text)
+        self.plan = previous.plan if previous else ""
+        self.left_off = ""
+        self.last_action = ""
+        self.task_id = previous.task_id if previous else None
+        self.compactions = 0
+        self.events = 0
+        self.last_ts: str | None = None
+        self.first_request_seen = False
+        self.first_command = ""  # a bare slash command, the goal when nothing else is
+        self.command_prompt = ""
+        self.summary_goal = ""
+        self.cwd: str | None = None
+        self.source = ""
+
+    # - per event -
+
+    def feed(self, event: Event) -> None:
+        self.events += 1
+        self.source = self.source or event.source
+        if event.timestamp:
+            self.last_ts = event.timestamp
+        if event.cwd and not self.cwd:
+            self.cwd = event.cwd
+        if event.sidechain:
+            return  # sub-agents' own turns; their results arrive as tool results in the main line
+        kind = event.kind
+        if kind == "user":
+            self._user(event)
+        elif kind == "assistant":
+            self._assistant(event)
+        elif kind == "tool_result":
+            self._tool_result(event)
+        elif kind == "compact_boundary":
+            self.compactions += 1
+        elif kind == "summary":
+            if not self.first_request_seen and not self.summary_goal:
+                self.summary_goal = _goal_from_summary(event.text)
+        elif kind == "attachment" and event.subtype == "task_reminder":
+            self._task_reminder(event.result)
+
+    def _user(self, event: Event) -> None:
+        text = request_text(event)
+        if text is None:
+            # A slash command's expanded prompt arrives as harness text right after it.
+            if (
+                self.first_command
+                and not self.command_prompt
+                and event.is_meta
+                and not event.sidechain
+                and not event.text.lstrip().startswith(("Caveat", "<"))
+            ):
+                self.command_prompt = clean(event.text)[:300]
+            return
+        flat = clean(text)
+        if self.requests and _norm(self.requests[-1]) == _norm(flat):
+            return  # a queued prompt and the user record that delivers it
+        self.requests.append(flat[:ITEM_CHARS])
+        bare_command = flat.startswith("/") and " " not in flat
+        if bare_command and not self.first_command:
+            self.first_command = flat[:100]
+        if not self.first_request_seen and not bare_command:
+            self.first_request_seen = True
+            if not self.goal:
+                # a transcript that starts with a compaction summary: the summary's request wins
+                self.goal = self.summary_goal or flat[:ITEM_CHARS]
+        elif _GOAL_CHANGE_RE.match(flat) and _norm(flat) != _norm(self.goal):
+            if self.goal:
+                self.goal_history.append(self.goal)
+                self.goal_history = self.goal_history[-5:]
+            self.goal = flat[:ITEM_CHARS]
+        if len(text) > MAX_CONSTRAINT_SOURCE:
+            return  # pasted material (docs, logs): its "must"s are not the user's constraints
+        for sentence in _sentences(text):
+            if _CONSTRAINT_RE.search(sentence) and not sentence.endswith("?"):
+                self.constraints.add(clean(sentence)[:400])
+
+    def _assistant(self, event: Event) -> None:
+        if event.text.strip():
+            self.left_off = clean(event.text)[:ITEM_CHARS]
+            if len(event.text) >= 150 and len(_PLAN_ITEM_RE.findall(event.text)) >= 3:
+                self.plan = clean(event.text)[:ITEM_CHARS]
+            for sentence in _sentences(event.text):
+                if len(sentence) < 25:
+                    continue
+                decision = bool(_DECISION_RE.search(sentence))
+                finding = bool(_FINDING_RE.search(sentence))
+                if decision or finding:
+                    if sentence.lower().startswith(("let me", "now let me", "i'll now")) and not (
+                        _REASON_RE.search(sentence)
+                    ):
+                        continue
+                    self.decisions.add(clean(sentence)[:400])
+                elif _FAILURE_RE.search(sentence) and _REASON_RE.search(sentence):
+                    self.pitfalls.add(clean(sentence)[:400])
+        for call in event.tool_calls:
+            self.last_action = _call_summary(call.name, call.input)
+            self.pending_calls[call.id] = (call.name, call.input)
+            while len(self.pending_calls) > 200:
+                self.pending_calls.popitem(last=False)
+            self._tool_call(call.name, call.input)
+
+    def _tool_call(self, name: str, data: dict[str, Any]) -> None:
+        if name in _EDIT_TOOLS:
+            path = data.get("file_path") or data.get("notebook_path") or data.get("path")
+            if isinstance(path, str) and path:
+                self.files.add(_relative(path, self.cwd))
+        elif name in {"apply_patch"} or (name == "shell" and "apply_patch" in json.dumps(data)):
+            patch = json.dumps(data) if name == "shell" else str(data.get("input", ""))
+            for match in _PATCH_FILE_RE.finditer(patch.replace("\\n", "\n")):
+                self.files.add(_relative(match.group(1).strip().strip('"'), self.cwd))
+        elif name == "TodoWrite":
+            todos = data.get("todos")
+            if isinstance(todos, list):
+                self.had_item_tools = True
+                self.todos = [
+                    OpenItem(
+                        text=clean(str(t.get("content", "")))[:400], status=str(t.get("status"))
+                    )
+                    for t in todos
+                    if isinstance(t, dict)
+                ]
+        elif name == "write_todos":  # Gemini CLI
+            todos = data.get("todos")
+            if isinstance(todos, list):
+                self.had_item_tools = True
+                self.todos = [
+                    OpenItem(
+                        text=clean(str(t.get("description", "")))[:400], status=str(t.get("status"))
+                    )
+                    for t in todos
+                    if isinstance(t, dict)
+                ]
+        elif name == "update_plan":
+            plan = data.get("plan")
+            if isinstance(plan, list):
+                self.had_item_tools = True
+                self.todos = [
+                    OpenItem(text=clean(str(t.get("step", "")))[:400], status=str(t.get("status")))
+                    for t in plan
+                    if isinstance(t, dict)
+                ]
+        elif name == "TaskUpdate":
+            task_id = str(data.get("taskId") or "")
+            item = self.tasks.get(task_id)
+            self.had_item_tools = True
+            if item is None:
+                item = OpenItem(
+                    text=clean(str(data.get("subject") or f"task #{task_id}")), id=task_id
+                )
+                self.tasks[task_id] = item
+            if isinstance(data.get("status"), str):
+                if data["status"] == "deleted":
+                    self.tasks.pop(task_id, None)
+                else:
+                    item.status = data["status"]
+            if isinstance(data.get("subject"), str):
+                item.text = clean(data["subject"])[:400]
+        elif name in {"Bash", "shell", "exec_command", "run_shell_command"}:
+            command = data.get("command") or data.get("cmd")
+            if isinstance(command, list):
+                command = " ".join(str(c) for c in command)
+            if isinstance(command, str):
+                claim = _CLAIM_RE.search(command)
+                if claim:
+                    self.task_id = claim.group(1) or claim.group(2)
+        elif name.startswith("mcp__") and name.endswith(("task_claim", "claim_task")):
+            task = data.get("id") or data.get("task_id")
+            if isinstance(task, str):
+                self.task_id = task
+
+    def _tool_result(self, event: Event) -> None:
+        call = self.pending_calls.pop(event.tool_use_id or "", None)
+        name = event.tool_name or (call[0] if call else "")
+        data = call[1] if call else {}
+        if name in {"Task", "Agent"}:
+            label = str(
+                data.get("description")
+                or data.get("name")
+                or data.get("subagent_type")
+                or "sub-agent"
+            )
+            text = clean(_TAG_RE.sub(" ", event.text))
+            if text:
+                found = SubagentResult(agent=clean(label)[:120], text=text[:ITEM_CHARS])
+                key = _norm(found.agent + " " + found.text)[:300]
+                self.subagents.pop(key, None)
+                self.subagents[key] = found
+                while len(self.subagents) > KEEP_SUBAGENTS:
+                    self.subagents.popitem(last=False)
+            return
+        if name == "TaskCreate":
+            self.had_item_tools = True
+            result: dict[str, Any] = event.result if isinstance(event.result, dict) else {}
+            task: dict[str, Any] = result["task"] if isinstance(result.get("task"), dict) else {}
+            task_id = str(task.get("id") or "")
+            if not task_id:
+                match = re.search(r"Task #(\w+) created", event.text)
+                task_id = match.group(1) if match else f"new{len(self.tasks) + 1}"
+            subject = str(data.get("subject") or task.get("subject") or "")
+            self.tasks[task_id] = OpenItem(text=clean(subject)[:400], status="pending", id=task_id)
+            return
+        if event.is_error:
+            text = event.text
+            if any(marker in text for marker in _TRIVIAL_TOOL_ERRORS):
+                return
+            if "doesn't want to" in text or "user rejected" in text.lower():
+                self.pitfalls.add(f"The user rejected {_call_summary(name, data)}")
+                return
+            line = _first_error_line(text)
+            if line:
+                summary = cut(_call_summary(name, data), 72)
+                # the same command failing again replaces its older failure (keyed by the call)
+                self.pitfalls.add(f"{summary} failed: {line}")
+                head = _command_head(name, data)
+                if head:
+                    self.failed[head] = (summary, f"{summary} failed: {line}")
+            return
+        head = _command_head(name, data)
+        if head and head in self.failed:
+            key, text = self.failed.pop(head)
+            summary = cut(_call_summary(name, data), 72)
+            if _norm(summary) != _norm(key):
+                self.pitfalls.replace(key, f"{text}; then worked: {summary}")
+        if name in {"Bash", "shell", "exec_command", "run_shell_command"}:
+            self._tracker(data, event.text)
+        if name == "ExitPlanMode" and isinstance(data.get("plan"), str):
+            # the plan the user approved (a rejected one is an error result, handled above)
+            spec = _parse_spec("approved plan", data["plan"], steps=True)
+            if spec:
+                self.specs.pop(spec.ref, None)
+                self.specs[spec.ref] = spec
+                while len(self.specs) > KEEP_SPECS:
+                    self.specs.popitem(last=False)
+            return
+        spec_ref = None
+        if name in {"Bash", "shell", "exec_command", "run_shell_command"}:
+            command = data.get("command") or data.get("cmd")
+            if isinstance(command, list):
+                command = " ".join(str(c) for c in command)
+            if isinstance(command, str):
+                match = _SPEC_COMMAND_RE.search(command)
+                if match:
+                    spec_ref = clean(match.group(0))[:120]
+        elif name in {"Read", "read_file", "view"}:
+            path = data.get("file_path") or data.get("path") or data.get("absolute_path")
+            if isinstance(path, str) and _SPEC_FILE_RE.search(path):
+                spec_ref = _relative(path, self.cwd)
+        if spec_ref:
+            for ref, text in _split_specs(spec_ref, event.text):
+                spec = _parse_spec(ref, text)
+                if spec:
+                    self.specs.pop(ref, None)
+                    self.specs[ref] = spec
+                    while len(self.specs) > KEEP_SPECS:
+                        self.specs.popitem(last=False)
+
+    def _tracker(self, data: dict[str, Any], output: str) -> None:
+        """Items of a task tracker driven from the shell (beads), as open work."""
+        command = data.get("command") or data.get("cmd")
+        if isinstance(command, list):
+            command = " ".join(str(c) for c in command)
+        if not isinstance(command, str) or "bd " not in command:
+            return
+        for kind, item_id, title in _BD_READY_RE.findall(output):
+            self._track(item_id, title, "open", kind)
+        for item_id, kind, title in _BD_LIST_RE.findall(output):
+            self._track(item_id, title, "open", kind)
+        for symbol, item_id, title in _BD_CHILD_RE.findall(output):
+            self._track(item_id, title, _BD_SYMBOL_STATUS.get(symbol, "open"))
+        for item_id, title, status in _BD_SHOW_RE.findall(output):
+            self._track(item_id, title, status.strip().lower().replace(" ", "_"))
+        for ids, status in _BD_UPDATE_RE.findall(command):
+            for item_id in ids.split():
+                self._track(item_id, None, status.lower())
+                self.touched = item_id
+        for ids, *reasons in _BD_CLOSE_RE.findall(command):
+            reason = next((r for r in reasons if r), "")
+            for item_id in ids.split():
+                self._track(item_id, None, "closed")
+                self.touched = item_id
+                if reason:
+                    self.decisions.add(f"Closed {item_id}: {clean(reason)[:360]}")
+
+    def _track(self, item_id: str, title: str | None, status: str, kind: str = "") -> None:
+        if kind == "epic":
+            self.epics.add(item_id)
+        item = self.tracker.pop(item_id, None) or OpenItem(text="", id=item_id)
+        if title:
+            item.text = clean(f"{item_id}: {title}")[:400]
+        elif not item.text:
+            item.text = item_id
+        if not (status == "open" and item.status not in {"pending", "open"}):
+            item.status = status  # a listing does not undo an update seen earlier
+        self.tracker[item_id] = item
+        while len(self.tracker) > 300:
+            self.tracker.popitem(last=False)
+
+    def _task_reminder(self, content: Any) -> None:
+        if not isinstance(content, list):
+            return
+        self.had_item_tools = True
+        tasks: OrderedDict[str, OpenItem] = OrderedDict()
+        for item in content:
+            if isinstance(item, dict) and item.get("id") is not None:
+                task_id = str(item["id"])
+                tasks[task_id] = OpenItem(
+                    text=clean(str(item.get("subject") or ""))[:400],
+                    status=str(item.get("status") or "pending"),
+                    id=task_id,
+                )
+        self.tasks = tasks
+
+    # - result -
+
+    def finish(self, stats: ReadStats | None = None) -> Snapshot:
+        snap = self.snap
+        snap.source = self.source
+        command_goal = self.first_command
+        if command_goal and self.command_prompt:
+            command_goal = f"{command_goal}: {self.command_prompt}"
+        snap.goal = self.goal or self.summary_goal or command_goal
+        snap.goal_history = self.goal_history
+        tracked = [
+            i
+            for i in self.tracker.values()
+            if i.status in _OPEN_STATUSES and i.id not in self.epics
+        ]
+        doing = [i for i in tracked if i.status in {"in_progress", "active"}]
+        focus = str(doing[-1].id) if doing else self.touched
+        if focus:
+            # the epic of the item in progress: its siblings are the open work, other epics not
+            prefix = focus.rsplit(".", 1)[0] if "." in focus else focus
+            tracked = [i for i in tracked if str(i.id).startswith(prefix)]
+            # specs of the item in progress come last, that is first when rendered
+            for ref in [r for r in self.specs if r.endswith(focus)]:
+                self.specs.move_to_end(ref)
+        tracked = tracked[-8:]
+        if self.had_item_tools or tracked:
+            items = [i for i in self.todos if i.status in _OPEN_STATUSES]
+            items += [i for i in self.tasks.values() if i.status in _OPEN_STATUSES]
+            items += tracked
+        else:
+            items = self.previous_items
+        # in-progress first, then the rest in list order
+        snap.open_items = sorted(items, key=lambda i: i.status not in {"in_progress", "active"})
+        finished = [*self.todos, *self.tasks.values()]
+        snap.done_items = [i.text for i in finished if i.status == "completed" and i.text][-10:]
+        snap.constraints = self.constraints.values()
+        snap.decisions = self.decisions.values()
+        snap.pitfalls = self.pitfalls.values()
+        snap.subagent_results = list(self.subagents.values())
+        snap.recent_requests = list(self.requests)
+        snap.left_off = self.left_off
+        snap.plan = self.plan if _norm(self.plan) != _norm(self.left_off) else ""
+        snap.last_action = self.last_action
+        snap.files_edited = self.files.values()
+        snap.specs = list(self.specs.values())
+        snap.task_id = self.task_id
+        snap.compactions = self.compactions_before + self.compactions
+        snap.events = self.events
+        snap.last_timestamp = self.last_ts
+        if stats is not None:
+            snap.stats = {
+                k: v
+                for k, v in stats.to_dict().items()
+                if k
+                in {
+                    "format",
+                    "lines",
+                    "events",
+                    "skipped",
+                    "invalid_lines",
+                    "unknown_types",
+                    "oversized_lines",
+                    "non_utf8_lines",
+                    "cut_last_line",
+                    "missing",
+                }
+            }
+        return snap
+
+
+def extract(
+    events: Iterable[Event],
+    previous: Snapshot | None = None,
+    *,
+    session: str = "",
+    stats: ReadStats | None = None,
+) -> Snapshot:
+    """The snapshot of a session's task line from its events (deterministic, one pass)."""
+    extractor = Extractor(previous, session=session)
+    for event in events:
+        extractor.feed(event)
+    return extractor.finish(stats)
+
+
+def snapshot_file(path: Path, previous: Snapshot | None = None, *, session: str = "") -> Snapshot:
+    """Read a transcript file (any supported format) and extract its snapshot."""
+    stats = ReadStats()
+    return extract(read_events(path, stats=stats), previous, session=session, stats=stats)

@@ -1,0 +1,271 @@
+"""The extraction rules: what marks a request, a constraint, a decision, a finding, a failure,
+a spec or a tracker item in a transcript, and the small readers of tool calls and results."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..transcripts import Event
+from .condense import _LINE_NUMBER_RE, _REMINDER_RE, _TAG_RE, clean
+from .snapshot import ITEM_CHARS, Spec
+
+_SKIP_USER_PREFIXES = (
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<bash-input>",
+    "Caveat:",
+    "[Request interrupted",
+    "This session is being continued",
+    "<task-notification>",
+    "<user-prompt-submit-hook>",
+)
+_QUIET_COMMANDS = {
+    "/clear",
+    "/compact",
+    "/context",
+    "/cost",
+    "/help",
+    "/model",
+    "/resume",
+    "/config",
+    "/status",
+    "/exit",
+    "/login",
+    "/logout",
+    "/mcp",
+    "/memory",
+    "/permissions",
+    "/hooks",
+    "/ide",
+    "/doctor",
+    "/usage",
+    "/agents",
+    "/plugin",
+    "/rewind",
+}
+_COMMAND_RE = re.compile(r"<command-name>\s*(/?[^<\s]+)\s*</command-name>", re.S)
+_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+
+_GOAL_CHANGE_RE = re.compile(
+    r"^\W*(new (task|goal)\b|change of plan|forget (that|the previous|about)|scratch that|"
+    r"(actually,? )?(instead|now),? (let'?s|please) (work on|switch|do|build|implement)|"
+    r"let'?s switch to|switch(ing)? (gears|to)|next task\b|the goal is now)",
+    re.I,
+)
+_CONSTRAINT_RE = re.compile(
+    r"\b(don'?t|do not|never|always|must|mustn'?t|make sure|ensure|should ?n[o']t|avoid|"
+    r"only use|only|prefer|keep (it|the|them|all|every)|without|no more than|at most|at least|"
+    r"required|important|please use|use only|not allowed|forbidden|has to|have to|needs? to|"
+    r"should|can'?t|cannot)\b",
+    re.I,
+)
+_DECISION_RE = re.compile(
+    r"\b(decided|decision:|decide to|i'?ll go with|going with|we'?ll use|i'?ll use|we chose|"
+    r"i chose|chose to|choosing|opted|switched to|settled on|the approach is|"
+    r"we'?ll keep|i'?ll keep|(use|using|prefer|go with)\b.{0,80}\b(instead of|rather than)|"
+    r"(instead of|rather than)\b.{0,80}\b(use|using|go with))",
+    re.I,
+)
+_FINDING_RE = re.compile(
+    r"\b(root cause|turns out|found that|the (issue|problem|bug|cause|culprit) (is|was)|"
+    r"the fix (is|was)|this means|which means|confirmed that|is caused by|was caused by|"
+    r"doesn'?t support|does not support|not supported|false positive|isn'?t recognized|"
+    r"needs? \S{1,40} as a (test |dev )?dependency)\b",
+    re.I,
+)
+# Task trackers read and changed from the shell (beads: ``bd``). Their items are open work.
+_BD_READY_RE = re.compile(r"^\s*\d+\.\s+\[[^\]]*\]\s+\[(\w+)\]\s+([\w.-]+):\s+(.+)$", re.M)
+_BD_LIST_RE = re.compile(
+    r"^\s*[○◐●✓]\s+([\w.-]+)\s+\[[^\]]*\]\s+\[(\w+)\]\s+-\s+(.+?)(?:\s+\(blocked by:.*\))?\s*$",
+    re.M,
+)
+_BD_SHOW_RE = re.compile(r"^\s*[○◐●✓]\s+([\w.-]+)\s+·\s+(.+?)\s+\[[^\]]*·\s*([\w ]+)\]\s*$", re.M)
+_BD_CHILD_RE = re.compile(r"^\s*↳\s*([○◐●✓])\s+([\w.-]+):\s+(.+?)(?:\s+●\s*P\d)?\s*$", re.M)
+_BD_SYMBOL_STATUS = {"○": "open", "◐": "in_progress", "●": "blocked", "✓": "closed"}
+_BD_UPDATE_RE = re.compile(r"\bbd update ((?:[\w.-]+\s+)+)--status[ =](\w+)")
+_BD_CLOSE_RE = re.compile(
+    r"\bbd close ((?:[\w.-]+\s*)+?)(?:\s+--reason[ =](?:\"([^\"]*)\"|'([^']*)'|(\S+)))?(?=\s*(?:$|&&|;|\||2>))",
+    re.M,
+)
+_PLAN_ITEM_RE = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+\S", re.M)
+_REASON_RE = re.compile(
+    r"\b(because|since|so that|due to|as a result|which means|otherwise)\b", re.I
+)
+_FAILURE_RE = re.compile(
+    r"\b(failed|fails|doesn'?t work|didn'?t work|does not work|broke|broken|the error (is|was)|"
+    r"mistake|won'?t work|can'?t use|cannot use|pitfall|gotcha|careful)\b",
+    re.I,
+)
+_TRIVIAL_TOOL_ERRORS = (
+    "has not been read yet",
+    "String to replace not found",
+    "File has been modified since read",
+    "File has been unexpectedly modified",
+    "Found 2 matches",
+    "matches of the string to replace",
+    "File does not exist",
+    "is a directory",
+)
+_SPEC_COMMAND_RE = re.compile(
+    r"\b(gitledger task show|git ledger task show|bd show|gh issue view|gh pr view|"
+    r"jira issue view|linear issue view|glab issue view)\b(\s+[\w.#/:-]+)?",
+)
+_SPEC_FILE_RE = re.compile(
+    r"(^|/)(specs?|requirements|rfcs?|issues?|stories|tickets)/[^/]+\.(md|txt|rst)$|"
+    r"(^|/)[^/]*(spec|SPEC|Spec|requirements|REQUIREMENTS|PRD|prd|ISSUE|issue|TASK|TODO|PLAN|"
+    r"plan|story|STORY)[^/]*\.(md|txt|rst)$"
+)
+_CRITERIA_HEAD_RE = re.compile(
+    r"^\s*(#+\s*|\*\*)?\s*(acceptance|criteria|done when|definition of done|requirements|"
+    r"must|tests?|deliverables?|what to build|goals?)\b",
+    re.I,
+)
+_HEADING_RE = re.compile(r"^\s*(#+\s+\S|\*\*[^*]+\*\*\s*:?\s*$|[A-Z][A-Za-z /]{2,40}:\s*$)")
+_CLAIM_RE = re.compile(
+    r"\b(?:gitledger|git ledger)\s+(?:task\s+)?(?:claim|start)\s+([A-Za-z0-9]{4,64})\b|"
+    r"\b(?:gitledger|git ledger)\s+task\s+update\s+([A-Za-z0-9]{4,64})\b[^|;&]*--status[ =]active"
+)
+_PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
+_EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "replace", "edit_file"}
+_OPEN_STATUSES = {"pending", "in_progress", "in-progress", "open", "active", "blocked", "todo"}
+
+
+def request_text(event: Event) -> str | None:
+    """The request a user event makes, or None when the harness wrote it (meta, command output)."""
+    if event.kind != "user" or event.is_meta or event.sidechain:
+        return None
+    text = _REMINDER_RE.sub(" ", event.text).strip()
+    if not text or text.startswith(_SKIP_USER_PREFIXES):
+        return None
+    command = _COMMAND_RE.search(text)
+    if command:
+        name = command.group(1)
+        if not name.startswith("/"):
+            name = "/" + name
+        args_match = _ARGS_RE.search(text)
+        args = args_match.group(1).strip() if args_match else ""
+        if name in _QUIET_COMMANDS and not args:
+            return None
+        return f"{name} {args}".strip()
+    if text.startswith("<command-message>"):
+        return None
+    return text
+
+
+def _call_summary(name: str, data: dict[str, Any]) -> str:
+    for key in ("command", "file_path", "path", "pattern", "url", "description", "query"):
+        value = data.get(key)
+        if isinstance(value, list):
+            value = " ".join(str(v) for v in value)
+        if isinstance(value, str) and value.strip():
+            # the first line: a heredoc commit message is not what identifies the command
+            return f"{name} {clean(value.strip().splitlines()[0])[:160]}"
+    return name
+
+
+def _first_error_line(text: str) -> str:
+    text = _TAG_RE.sub(" ", text)
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    lines = [ln for ln in lines if not re.match(r"^(exit code \d+|traceback \(most)", ln, re.I)]
+    for line in lines:
+        if re.search(r"(error|exception|failed|fatal|denied|not found|refused|assert)", line, re.I):
+            return clean(re.sub(r"^E\s+", "", line))[:240]
+    return clean(lines[0])[:240] if lines else ""
+
+
+def _parse_spec(ref: str, text: str, *, steps: bool = False) -> Spec | None:
+    """Acceptance criteria and constraint lines of a spec; ``steps``: a plan, whose top-level
+    list items are its criteria when it has no criteria heading."""
+    text = _LINE_NUMBER_RE.sub("", text)
+    lines = [ln.rstrip() for ln in text.splitlines()]
+    title = next((clean(ln).lstrip("#* ") for ln in lines if ln.strip()), "")
+    criteria: list[str] = []
+    constraints: list[str] = []
+    in_criteria = False
+    for line in lines:
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if _CRITERIA_HEAD_RE.match(stripped) and (
+            _HEADING_RE.match(stripped) or stripped.endswith(":")
+        ):
+            in_criteria = True
+            continue
+        if _HEADING_RE.match(stripped):
+            in_criteria = False
+            continue
+        item = clean(stripped.lstrip("-*•> ").removeprefix("[ ]").removeprefix("[x]").strip())
+        item = item.replace("**", "").strip()
+        if len(item) < 6:
+            continue
+        if stripped.startswith(("- [ ]", "* [ ]", "- [x]")) or (
+            in_criteria
+            and stripped.startswith(("-", "*", "•"))
+            or in_criteria
+            and stripped[0].isdigit()
+        ):
+            if len(criteria) < 10:
+                criteria.append(item[:300])
+        elif _CONSTRAINT_RE.search(item) and len(constraints) < 8 and len(item) <= 300:
+            constraints.append(item)
+    if steps and not criteria:
+        for line in lines:
+            if re.match(r"^(\d+[.)]|[-*•])\s+\S", line):  # top-level items only
+                item = clean(line.lstrip("-*•0123456789.) ")).replace("**", "").strip()
+                if len(item) >= 6 and len(criteria) < 10:
+                    criteria.append(item[:300])
+    if not criteria and not constraints:
+        return None
+    return Spec(ref=ref, title=title[:200], criteria=criteria, constraints=constraints)
+
+
+def _pitfall_key(text: str) -> str:
+    """A failed call's pitfall is keyed by the call, so the same call failing again replaces it."""
+    head, failed, _ = text.partition(" failed: ")
+    return head if failed else text
+
+
+def _command_head(name: str, data: dict[str, Any]) -> str:
+    """What identifies 'the same kind of command' for a failure and its fix: tool and 2 words."""
+    command = data.get("command") or data.get("cmd")
+    if isinstance(command, list):
+        command = " ".join(str(c) for c in command)
+    if not isinstance(command, str):
+        return ""
+    words = [w for w in command.split() if not w.startswith(("-", "2>", ">", "&"))]
+    return f"{name} {' '.join(words[:2])}" if words else ""
+
+
+def _split_specs(ref: str, text: str) -> list[tuple[str, str]]:
+    """One tracker command may print several items (``bd show a; bd show b``): one spec each."""
+    heads = list(_BD_SHOW_RE.finditer(text))
+    if len(heads) < 2:
+        return [(ref, text)]
+    out = []
+    for n, head in enumerate(heads):
+        end = heads[n + 1].start() if n + 1 < len(heads) else len(text)
+        out.append((f"bd show {head.group(1)}", text[head.start() : end]))
+    return out
+
+
+def _relative(path: str, cwd: str | None) -> str:
+    if cwd and path.startswith(cwd.rstrip("/") + "/"):
+        return path[len(cwd.rstrip("/")) + 1 :]
+    return path
+
+
+def _goal_from_summary(text: str) -> str:
+    """The 'Primary Request and Intent' paragraph of a compaction summary, if it has one."""
+    match = re.search(
+        r"Primary Request and Intent:?\**\s*(.+?)(?:\n\s*\n|\n\s*\d+\.\s|\Z)", text, re.S | re.I
+    )
+    if match:
+        return clean(match.group(1))[:ITEM_CHARS]
+    for line in text.splitlines():
+        line = clean(line)
+        if len(line) > 20 and not line.lower().startswith("this session is being continued"):
+            return line[:ITEM_CHARS]
+    return ""

@@ -1,0 +1,97 @@
+"""The snapshot: the task line of one session at one point, and the limits on what it keeps."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+FORMAT_VERSION = 1
+FUSE_REF_PREFIX = "refs/gitledger/fuse/"
+DEFAULT_BUDGET = 6_000
+MAX_BUDGET = 9_500  # Claude Code caps hook context at 10,000 characters
+MIN_BUDGET = 300
+
+# How much of each kind the snapshot keeps (the newest ones).
+KEEP_CONSTRAINTS = 20
+KEEP_DECISIONS = 20
+KEEP_PITFALLS = 10
+KEEP_SUBAGENTS = 8
+KEEP_REQUESTS = 3
+KEEP_FILES = 60
+KEEP_SPECS = 4
+ITEM_CHARS = 1_200  # one stored item at most
+MAX_CONSTRAINT_SOURCE = 2_500  # longer user messages are pasted material, not constraints
+SPEC_LINES = 14  # lines of the newest spec offered to the renderer; older specs get fewer
+
+
+@dataclass
+class SubagentResult:
+    agent: str
+    text: str
+
+
+@dataclass
+class Spec:
+    ref: str
+    title: str = ""
+    criteria: list[str] = field(default_factory=list)
+    constraints: list[str] = field(default_factory=list)
+
+
+@dataclass
+class OpenItem:
+    text: str
+    status: str = "pending"
+    id: str | None = None
+
+
+@dataclass
+class Snapshot:
+    """The task line of one session at one point; JSON round-trips through ``to_dict``."""
+
+    format: int = FORMAT_VERSION
+    session: str = ""
+    source: str = ""
+    goal: str = ""
+    goal_history: list[str] = field(default_factory=list)
+    open_items: list[OpenItem] = field(default_factory=list)
+    done_items: list[str] = field(
+        default_factory=list
+    )  # finished todo/task items (accomplishments)
+    constraints: list[str] = field(default_factory=list)
+    decisions: list[str] = field(default_factory=list)
+    pitfalls: list[str] = field(default_factory=list)
+    subagent_results: list[SubagentResult] = field(default_factory=list)
+    recent_requests: list[str] = field(default_factory=list)
+    left_off: str = ""
+    plan: str = ""  # the latest list of steps the assistant wrote (the plan it was following)
+    last_action: str = ""
+    files_edited: list[str] = field(default_factory=list)
+    specs: list[Spec] = field(default_factory=list)
+    task_id: str | None = None  # the linked ledger task (fuse link, or a task the session claimed)
+    task_state: list[str] = field(default_factory=list)  # its required state at save time
+    compactions: int = 0
+    events: int = 0
+    last_timestamp: str | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Snapshot:
+        known = {f for f in cls.__dataclass_fields__}
+        values = {k: v for k, v in data.items() if k in known}
+        values["open_items"] = [OpenItem(**_only(OpenItem, i)) for i in data.get("open_items", [])]
+        values["subagent_results"] = [
+            SubagentResult(**_only(SubagentResult, i)) for i in data.get("subagent_results", [])
+        ]
+        values["specs"] = [Spec(**_only(Spec, i)) for i in data.get("specs", [])]
+        return cls(**values)
+
+
+def _only(kind: Any, data: Any) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        return {}
+    fields = kind.__dataclass_fields__
+    return {k: v for k, v in data.items() if k in fields}

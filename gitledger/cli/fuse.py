@@ -7,7 +7,8 @@ line on stderr.
 
 from __future__ import annotations
 
-import sys
+import json
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,39 +24,23 @@ AGENTS = ("claude", "codex", "gemini")
 
 
 def _payload(use_stdin: bool, wait: float = 5.0) -> dict[str, Any]:
-    """The hook payload on stdin. Waits at most ``wait`` seconds for it to arrive, so a command
-    run by hand with an idle pipe for stdin (an agent's shell tool) does not hang."""
-    import select
+    """The hook payload on stdin (bounded in size and time: see gitledger.hooks)."""
+    from ..hooks import read_payload
 
-    from ..fuse import read_hook_payload
-
-    if not use_stdin or sys.stdin is None or sys.stdin.isatty():
-        return {}
-    try:
-        ready, _, _ = select.select([sys.stdin], [], [], wait)
-        if not ready:
-            return {}
-    except (OSError, ValueError):
-        pass  # not a real file (tests, some platforms): read it directly
-    try:
-        raw = sys.stdin.buffer.read(1 << 20).decode("utf-8", errors="replace")
-    except (OSError, ValueError):
-        return {}
-    return read_hook_payload(raw)
+    return read_payload(wait=wait) if use_stdin else {}
 
 
-def _hook_ledger(ctx: click.Context, cwd: str | None) -> Ledger:
-    from ..ledger import Ledger
+def _hook_ledger(ctx: click.Context, cwd: object) -> Ledger:
+    from ..hooks import hook_ledger
 
     obj = ctx.find_root().obj or {}
-    if obj.get("ledger_path"):
-        return Ledger.open(Path(obj["ledger_path"]), actor=actor_of(ctx), create=True)
-    folder = Path(cwd) if cwd and Path(cwd).is_dir() else None
-    return Ledger.open_for_hook(folder, actor=actor_of(ctx))
+    return hook_ledger(obj.get("ledger_path"), cwd, actor=actor_of(ctx))
 
 
 def _hook_note(action: str, message: str) -> None:
-    sys.stderr.write(f"gitledger fuse {action}: {one_line(message, 300)}\n")
+    from ..hooks import note
+
+    note(f"fuse {action}", message)
 
 
 @click.group("fuse")
@@ -98,42 +83,18 @@ def save_cmd(
     {session_id, transcript_path, cwd, trigger} on stdin.
     """
     from .. import fuse
-    from ..errors import LedgerError, NotFound
+    from ..errors import NotFound
+    from ..hooks import never_fail
 
     hook = hook or transcript is None
-    payload = _payload(hook)
-    given = payload.get("transcript_path")  # a hostile payload may hold any JSON value here
-    path = transcript or (Path(given) if isinstance(given, str) and given else None)
-    session = session or payload.get("session_id") or (path.stem if path else None)
-    trigger = trigger or payload.get("trigger") or ("auto" if hook and payload else "manual")
     if hook:
-        try:
-            if path is None or not session:
-                _hook_note(
-                    "save", "no transcript_path or session_id in the hook payload; nothing saved"
-                )
-                return
-            ledger = _hook_ledger(ctx, payload.get("cwd"))
-            saved = fuse.save(ledger, str(session), path, trigger=str(trigger), actor=actor_of(ctx))
-        except (LedgerError, OSError, ValueError) as exc:
-            _hook_note("save", f"{exc}; nothing saved (the agent goes on)")
-            return
-        except Exception as exc:  # noqa: BLE001 - a hook must never break the agent
-            _hook_note("save", f"unexpected {type(exc).__name__}: {exc}; nothing saved")
-            return
-        stats = saved.snapshot.stats
-        if stats.get("missing"):
-            _hook_note("save", f"transcript {path} is missing; saved the previous task line again")
-        elif stats.get("skipped") or stats.get("cut_last_line") or stats.get("non_utf8_lines"):
-            _hook_note(
-                "save",
-                f"saved {saved.commit[:12]}; skipped {stats.get('skipped', 0)} lines"
-                f"{', cut last line' if stats.get('cut_last_line') else ''}"
-                f"{', ' + str(stats['non_utf8_lines']) + ' non-UTF-8 lines' if stats.get('non_utf8_lines') else ''}",
-            )
-        if as_json:
-            print_json(saved.to_dict())
+        with never_fail("fuse save", "nothing saved"):
+            _save_hook(ctx, transcript, session, trigger, as_json)
         return
+    assert transcript is not None
+    path = transcript
+    session = session or path.stem
+    trigger = trigger or "manual"
     with errors(as_json):
         assert path is not None
         try:
@@ -155,6 +116,61 @@ def save_cmd(
         f"({snap.stats.get('events', 0)} events, {snap.stats.get('skipped', 0)} lines skipped)."
     )
     click.echo(f"Restore it: gitledger fuse restore --session {saved.session} --plain")
+
+
+def _save_hook(
+    ctx: click.Context,
+    transcript: Path | None,
+    session: str | None,
+    trigger: str | None,
+    as_json: bool,
+) -> None:
+    """``fuse save`` as a hook: the payload names the session and its transcript.
+
+    A transcript that is not a regular file (a directory, a FIFO, /dev/zero, a symlink loop) is
+    refused before the ledger is opened. A missing one saves the previous task line again when
+    the session has one, and nothing for a session never saved.
+    """
+    from .. import fuse
+    from ..errors import InvalidInput
+    from ..hooks import emit, text_field, transcript_file
+
+    payload = _payload(True)
+    given: object = str(transcript) if transcript else payload.get("transcript_path")
+    session = session or text_field(payload, "session_id")
+    trigger = (
+        trigger or text_field(payload, "trigger", limit=40) or ("auto" if payload else "manual")
+    )
+    if given is None or not session:
+        _hook_note("save", "no transcript_path or session_id in the hook payload; nothing saved")
+        return
+    fuse.check_session(session)
+    missing = False
+    try:
+        path = transcript_file(given)
+    except InvalidInput:
+        if not isinstance(given, str) or not given or os.path.lexists(given):
+            raise
+        path, missing = Path(given), True
+    ledger = _hook_ledger(ctx, payload.get("cwd"))
+    if missing and fuse.load(ledger, session) is None:
+        _hook_note(
+            "save", f"transcript {path} is missing and the session has no save; nothing saved"
+        )
+        return
+    saved = fuse.save(ledger, session, path, trigger=trigger, actor=actor_of(ctx))
+    stats = saved.snapshot.stats
+    if stats.get("missing"):
+        _hook_note("save", f"transcript {path} is missing; saved the previous task line again")
+    elif stats.get("skipped") or stats.get("cut_last_line") or stats.get("non_utf8_lines"):
+        _hook_note(
+            "save",
+            f"saved {saved.commit[:12]}; skipped {stats.get('skipped', 0)} lines"
+            f"{', cut last line' if stats.get('cut_last_line') else ''}"
+            f"{', ' + str(stats['non_utf8_lines']) + ' non-UTF-8 lines' if stats.get('non_utf8_lines') else ''}",
+        )
+    if as_json:
+        emit(json.dumps(saved.to_dict(), ensure_ascii=False, indent=2, default=str), "fuse save")
 
 
 @fuse_group.command("restore")
@@ -185,7 +201,6 @@ def restore_cmd(
     --plain prints the text alone.
     """
     from .. import fuse
-    from ..errors import LedgerError
 
     budget = fuse.DEFAULT_BUDGET if budget is None else budget
     payload: dict[str, Any] = {}
@@ -194,22 +209,19 @@ def restore_cmd(
         payload = _payload(True, wait=5.0 if hook else 1.0)
         hook = hook or bool(payload.get("session_id"))
     if hook:
-        session = session or payload.get("session_id")
-        try:
+        from ..hooks import emit, never_fail, session_start_output, text_field
+
+        with never_fail("fuse restore", "nothing restored"):
+            session = session or text_field(payload, "session_id")
             if not session:
                 _hook_note("restore", "no session_id in the hook payload; nothing restored")
                 return
+            fuse.check_session(session)
             ledger = _hook_ledger(ctx, payload.get("cwd"))
-            if fuse.load(ledger, str(session)) is None:
+            if fuse.load(ledger, session) is None:
                 return  # nothing saved for this session: nothing to say
-            text, _ = fuse.restore_text(ledger, str(session), budget)
-        except (LedgerError, OSError, ValueError) as exc:
-            _hook_note("restore", f"{exc}; nothing restored (the agent goes on)")
-            return
-        except Exception as exc:  # noqa: BLE001 - a hook must never break the agent
-            _hook_note("restore", f"unexpected {type(exc).__name__}: {exc}; nothing restored")
-            return
-        click.echo(text if plain else fuse.session_start_output(text))
+            text, _ = fuse.restore_text(ledger, session, budget)
+            emit(text if plain else session_start_output(text), "fuse restore")
         return
     with errors(as_json):
         fuse.check_budget(budget)

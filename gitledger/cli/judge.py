@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import sys
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,23 +17,11 @@ if TYPE_CHECKING:
 
 
 def _payload() -> dict[str, Any]:
-    """The hook payload on stdin (an empty object when stdin is a terminal or empty)."""
-    from ..errors import InvalidInput
+    """The hook payload on stdin, bounded in size and time (see gitledger.hooks); a payload that
+    is not a JSON object is an error naming why."""
+    from ..hooks import read_payload
 
-    if sys.stdin is None or sys.stdin.isatty():
-        return {}
-    raw = sys.stdin.read()
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError) as exc:  # RecursionError: nested too deeply
-        raise InvalidInput(
-            f"The hook payload on stdin is not JSON ({exc}). Pass --transcript PATH instead."
-        ) from exc
-    if not isinstance(value, dict):
-        raise InvalidInput("The hook payload on stdin must be a JSON object.")
-    return value
+    return read_payload(strict=True)
 
 
 def _transcript_and_payload(
@@ -60,9 +48,16 @@ def _transcript_and_payload(
             f"{'Nothing to judge' if inline else 'No transcript'}: pass --transcript PATH, or a "
             'hook payload with "transcript_path" on stdin.'
         )
-    path = Path(str(given))
-    if not inline and not _is_file(path):
-        raise InvalidInput(f"No transcript at {path}. Check the path.")
+    from ..hooks import transcript_file
+
+    try:
+        path = transcript_file(given)
+    except InvalidInput:
+        # The step judge may run before Claude Code has written the transcript: a missing one
+        # is no step. Anything else that is there but no regular file is refused.
+        if not inline or not isinstance(given, str) or os.path.lexists(given):
+            raise
+        path = Path(given)
     return path, payload
 
 
@@ -85,15 +80,11 @@ def _ledger_path(ctx: click.Context) -> Path | None:
     return location.path if location is not None else None
 
 
-def _hook_ledger(ctx: click.Context, cwd: str | None) -> Ledger:
-    from ..ledger import Ledger
+def _hook_ledger(ctx: click.Context, cwd: object) -> Ledger:
+    from ..hooks import hook_ledger
 
     obj = ctx.find_root().obj or {}
-    explicit = obj.get("ledger_path")
-    if explicit:
-        return Ledger.open(Path(explicit), actor=obj.get("actor"), create=True)
-    folder = Path(cwd) if cwd and Path(cwd).is_dir() else None
-    return Ledger.open_for_hook(folder, actor=obj.get("actor"))
+    return hook_ledger(obj.get("ledger_path"), cwd, actor=obj.get("actor"))
 
 
 def _config(ctx: click.Context) -> JudgeConfig:
@@ -163,13 +154,10 @@ def step_cmd(
     is given.
     """
     if hook:
-        try:
+        from ..hooks import never_fail
+
+        with never_fail("judge step", "judged SAME"):
             _step(ctx, transcript, floor, model, window, checkpoint, session, as_json)
-        except Exception as exc:  # noqa: BLE001 - a hook must never break the agent
-            message = exc.message if hasattr(exc, "message") else f"{type(exc).__name__}: {exc}"
-            click.echo(
-                f"gitledger judge step: {message} (judged SAME; the agent goes on)", err=True
-            )
         return
     _step(ctx, transcript, floor, model, window, checkpoint, session, as_json)
 
@@ -333,11 +321,10 @@ def turn_cmd(
     impact not high" is enough. State is kept per session in the ledger.
     """
     if hook:
-        try:
+        from ..hooks import never_fail
+
+        with never_fail("judge turn", "nothing decided"):
             _turn(ctx, transcript, session, verdict_json, True, as_json)
-        except Exception as exc:  # noqa: BLE001 - a hook must never break the agent
-            message = exc.message if hasattr(exc, "message") else f"{type(exc).__name__}: {exc}"
-            click.echo(f"gitledger judge turn: {message} (nothing decided)", err=True)
         return
     _turn(ctx, transcript, session, verdict_json, False, as_json)
 
@@ -351,12 +338,13 @@ def _turn(
     as_json: bool,
 ) -> None:
     from ..errors import InvalidInput
+    from ..hooks import text_field
     from ..judge import TurnVerdict, judge_turn
 
     with errors(as_json):
         transcript, payload = _transcript_and_payload(transcript, inline=False)
         assert transcript is not None  # inline=False: a transcript or an error
-        session = session or payload.get("session_id") or transcript.stem
+        session = session or text_field(payload, "session_id") or transcript.stem
         verdict = None
         if verdict_json is not None:
             try:
@@ -374,7 +362,9 @@ def _turn(
     if hook:
         out = _hook_output(decision, str(session), transcript, payload)
         if out:
-            click.echo(out)
+            from ..hooks import emit
+
+            emit(out, "judge turn")
     elif as_json:
         print_json({"session": session, **decision.to_dict()})
     else:

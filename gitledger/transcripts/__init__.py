@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from . import claude_code, codex, gemini, plain
-from ._lines import first_records
+from ._lines import first_records, open_regular
 from .events import EVENT_KINDS, Event, ReadStats, ToolCall, Usage
 
 FORMATS = ("claude_code", "codex", "gemini", "plain")
@@ -24,7 +24,7 @@ FORMATS = ("claude_code", "codex", "gemini", "plain")
 def sniff(path: Path) -> str:
     """The format of a transcript file: "claude_code", "codex", "gemini" or "plain" (the fallback)."""
     try:
-        with open(path, "rb") as handle:
+        with open_regular(path) as handle:
             head = handle.read(4_096)
     except OSError:
         head = b""

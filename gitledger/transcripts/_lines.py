@@ -3,19 +3,38 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from .events import MAX_LINE_BYTES, ReadStats
 
 _CHUNK = 1 << 20
 
 
+def open_regular(path: Path | str) -> IO[bytes]:
+    """``path`` opened for reading if it is a regular file; OSError otherwise.
+
+    Opened without blocking and checked on the open file, so a FIFO or a device put in the
+    transcript's place (even after a caller checked the name) is refused instead of read forever.
+    """
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def _lines(path: Path, stats: ReadStats) -> Iterator[tuple[int, bytes, bool]]:
     """(line number, bytes, ended_with_newline); lines over MAX_LINE_BYTES are skipped unread."""
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed in finally
+        handle = open_regular(path)  # closed in finally
     except OSError:
         stats.missing = True
         return

@@ -549,7 +549,8 @@ def worker(
         with atheris.instrument_imports(include=["gitledger"]):
             import gitledger.cli.mcp  # noqa: F401
             import gitledger.fuse  # noqa: F401
-            import gitledger.judge  # noqa: F401
+            import gitledger.judge.contexts  # noqa: F401
+            import gitledger.judge.step  # noqa: F401
             import gitledger.model  # noqa: F401
             import gitledger.transcripts  # noqa: F401
         target.setup(workdir)

@@ -26,7 +26,7 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -59,10 +59,55 @@ def read_labels(path: Path) -> dict[int, str]:
     return labels
 
 
+def replay_contexts(data: Mapping[str, Any]) -> dict[int, judge.StepContext]:
+    """Every step of a taskcut replay set (``eval/replay/<set>.json``) as the judge would see it.
+
+    A set is the session as segments (one per compaction; each after the first opens with the
+    summary) and its steps, each at ``segment[pos:end]``. Tool output is already blanked there.
+    """
+    segments = [[judge.read_message(m) for m in seg] for seg in data.get("segments", ())]
+    steps = list(data.get("steps", ()))
+    window = judge.window_for(s.get("context") for s in steps)
+    first_usage: dict[int, int] = {}
+    for raw in steps:
+        first_usage.setdefault(int(raw["segment"]), int(raw.get("context") or 0))
+    out: dict[int, judge.StepContext] = {}
+    for raw in steps:
+        seg_no = int(raw["segment"])
+        history = tuple(segments[seg_no][: int(raw["pos"])])
+        body = raw.get("step") or {}
+        step = judge.Step(
+            str(body.get("text") or ""),
+            tuple(
+                judge.Call(str(c.get("name", "")), dict(c.get("input") or {}))
+                for c in body.get("calls") or ()
+            ),
+        )
+        compacted = bool(history) and history[0].role == "summary"
+        work = any(
+            not judge.is_read_only(call)
+            for m in history
+            if m.role == "assistant"
+            for call in m.calls
+        )
+        out[int(raw["n"])] = judge.StepContext(
+            history=history,
+            step=step,
+            context_tokens=int(raw.get("context") or 0) or None,
+            window=window,
+            first_in_turn=int(raw.get("index", 0)) == 0,
+            ends_turn=not step.calls,
+            after_compaction=compacted,
+            work_since_compaction=work if compacted else True,
+            post_compaction_tokens=first_usage.get(seg_no) if compacted else None,
+        )
+    return out
+
+
 def run_set(path: Path, model: Any = None) -> list[Judged]:
     data = json.loads(path.read_text(encoding="utf-8"))
     labels = read_labels(path.with_suffix(".labels"))
-    contexts = judge.replay_contexts(data)
+    contexts = replay_contexts(data)
     out = []
     for number, label in sorted(labels.items()):
         ctx = contexts[number]
@@ -163,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         paths = [p for p in paths if p.stem in wanted]
     arms: dict[str, Any] = {"deterministic": None}
     if args.model:
-        from gitledger.judge_model import ModelJudge
+        from gitledger.judge.model import ModelJudge
 
         arms["deterministic+model"] = ModelJudge(args.model)
     report: dict[str, Any] = {"corpus": args.corpus.name, "arms": {}}

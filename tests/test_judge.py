@@ -13,7 +13,7 @@ from conftest import run_cli
 
 from gitledger import judge
 from gitledger.cli import cli
-from gitledger.judge import NEXT, SAME, Call, Message, Step, StepContext
+from gitledger.judge import NEXT, SAME, Call, Message, Step, StepContext, calls
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fixtures" / "judge"))
 from build import Transcript  # noqa: E402
@@ -215,7 +215,7 @@ def test_todowrite_handover_is_next() -> None:
     ],
 )
 def test_bash_commands_are_classified(command: str, kind: str) -> None:
-    assert judge._kind(Call("Bash", {"command": command})) == kind
+    assert calls._kind(Call("Bash", {"command": command})) == kind
 
 
 # --- the gate ----------------------------------------------------------------------------

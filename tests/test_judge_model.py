@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from gitledger import judge
 from gitledger.cli import cli
 from gitledger.judge import NEXT, SAME, Call, Message, Step, StepContext
-from gitledger.judge_model import ModelJudge, judge_prompt, parse_answer
+from gitledger.judge.model import ModelJudge, judge_prompt, parse_answer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "fixtures" / "judge"))
 from build import Transcript, bash, edit, read  # noqa: E402

@@ -34,12 +34,11 @@ def load_benchmark() -> ModuleType:
 
 
 def test_every_label_is_on_a_step_the_replay_builds() -> None:
-    from gitledger import judge
-
+    bench = load_benchmark()
     for path in sorted(CORPUS.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
-        contexts = judge.replay_contexts(data)
-        labels = load_benchmark().read_labels(path.with_suffix(".labels"))
+        contexts = bench.replay_contexts(data)
+        labels = bench.read_labels(path.with_suffix(".labels"))
         assert set(labels) <= set(contexts), path.name
         for number in labels:
             assert contexts[number].step.text.strip(), f"{path.name}#{number} has no text"

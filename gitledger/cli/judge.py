@@ -12,7 +12,8 @@ import click
 from ._common import errors, json_option, one_line, print_json
 
 if TYPE_CHECKING:
-    from ..judge import JudgeConfig, StepContext
+    from ..judge.shapes import StepContext
+    from ..judge.state import JudgeConfig
     from ..ledger import Ledger
 
 
@@ -88,7 +89,7 @@ def _hook_ledger(ctx: click.Context, cwd: object) -> Ledger:
 
 
 def _config(ctx: click.Context) -> JudgeConfig:
-    from ..judge import config_at, load_config
+    from ..judge.state import config_at, load_config
 
     path = _ledger_path(ctx)
     return config_at(path) if path is not None else load_config(None)
@@ -175,7 +176,9 @@ def _step(
     import dataclasses
 
     from ..errors import InvalidInput
-    from ..judge import SAME, Verdict, context_from_messages, gate, judge_step, step_context
+    from ..judge.contexts import context_from_messages, step_context
+    from ..judge.shapes import SAME, Verdict
+    from ..judge.step import gate, judge_step
 
     with errors(as_json):
         transcript, payload = _transcript_and_payload(transcript, inline=True)
@@ -208,7 +211,7 @@ def _step(
                 judge_model = None
                 name = model or config.model
                 if name:
-                    from ..judge_model import ModelJudge
+                    from ..judge.model import ModelJudge
 
                     judge_model = ModelJudge(name)
                 verdict = judge_step(
@@ -216,8 +219,8 @@ def _step(
                 )
         saved = None
         if checkpoint and verdict.is_next and context is not None:
-            from ..judge import checkpoint as take_checkpoint
-            from ..judge import judge_ref
+            from ..judge.hook import checkpoint as take_checkpoint
+            from ..judge.state import judge_ref
 
             who = session or payload.get("session_id") or (transcript.stem if transcript else None)
             if not who or transcript is None:
@@ -339,7 +342,8 @@ def _turn(
 ) -> None:
     from ..errors import InvalidInput
     from ..hooks import text_field
-    from ..judge import TurnVerdict, judge_turn
+    from ..judge.hook import judge_turn
+    from ..judge.turn import TurnVerdict
 
     with errors(as_json):
         transcript, payload = _transcript_and_payload(transcript, inline=False)
@@ -354,7 +358,7 @@ def _turn(
             if not isinstance(raw, dict):
                 raise InvalidInput("--verdict must be a JSON object with the five fields.")
             verdict = TurnVerdict.from_dict(raw)
-        from ..judge import judge_ref
+        from ..judge.state import judge_ref
 
         judge_ref(str(session))  # a bad session id is refused before anything is opened
         ledger = _hook_ledger(ctx, payload.get("cwd"))
@@ -378,7 +382,7 @@ def _turn(
 @click.pass_context
 def status_cmd(ctx: click.Context, session: str | None, as_json: bool) -> None:
     """The judge's settings and the state of each session it has seen."""
-    from ..judge import load_config, load_state, sessions
+    from ..judge.state import load_config, load_state, sessions
     from ._common import open_ledger
 
     with errors(as_json):
@@ -423,7 +427,7 @@ def config_cmd(ctx: click.Context, settings: tuple[str, ...], as_json: bool) -> 
     off for one process without changing them.
     """
     from ..errors import InvalidInput
-    from ..judge import load_config, save_config
+    from ..judge.state import load_config, save_config
     from ._common import open_ledger
 
     with errors(as_json):

@@ -30,7 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .judge import NEXT, SAME, Call, Message, StepContext, TaskList, Verdict
+from .calls import TaskList
+from .shapes import NEXT, SAME, Call, Message, StepContext, Verdict
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 API_VERSION = "2023-06-01"

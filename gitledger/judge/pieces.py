@@ -1,0 +1,233 @@
+"""Reading pieces of work out of the assistant's words: which piece it names, turns to, finishes,
+and whether it asks the person something."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from .calls import ASK_TOOLS
+
+if TYPE_CHECKING:
+    from .shapes import Step
+
+# Text past this many characters is not read for pieces: a step says where it is going early,
+# and long messages are wrap-ups.
+TEXT_LIMIT = 3000
+
+
+class _Lazy:
+    """A pattern compiled on first use: the big ones cost ~10 ms each to compile, and most steps
+    (below the floor) never need them."""
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
+        self.pattern = pattern
+        self.flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern, self.flags)
+        return getattr(self._compiled, name)
+
+
+_NOUN = r"(?:issues?|tasks?|items?|tickets?|bugs?|todos?|problems?|questions?|steps?|phases?)"
+_NUM_REF = rf"{_NOUN}\s*#?\s*(\d+)"
+_PART_REF = r"parts?\s*\(?([a-hA-H]|\d+)\)?(?![\w])"
+_CJK_REF = r"(?:第\s*(\d+)\s*(?:个|项|項|号)|(?:问题|任务|事项)\s*#?\s*(\d+))"
+# A piece reference: issue 4, task #2, part (b), 第 4 个.
+# Patterns without IGNORECASE run on lowercased text (Python's re is several times slower with it).
+PIECE_RE = re.compile(rf"\b{_NUM_REF}|\b{_PART_REF}|{_CJK_REF}")
+
+_START_WORDS = (
+    r"now|next(?:\s+(?:is|up|comes))?|up next|on to|onto|moving(?:\s+on)?\s+to|move(?:\s+on)?\s+to|"
+    r"turning to|turn to|starting(?:\s+(?:with|on))?|start(?:\s+(?:with|on))?|begin(?:ning)?"
+    r"(?:\s+with)?|then|proceed(?:ing)?\s+to|i'?m (?:now )?on|i am (?:now )?on|"
+    r"(?:i'?ve )?started(?:\s+on)?|working on|last is|the last one,?|last,?"
+)
+# "now issue 4", "moving on to task 2", "I'm on issue 5", "Next is Issue 25".
+# Read on the few words before each piece reference, which is much cheaper than the whole text.
+START_BEFORE_RE: Any = _Lazy(rf"\b(?:{_START_WORDS})\s*[:,]?\s*(?:is\s+|with\s+)?(?:the\s+)?$")
+# "committing 9 and starting 10": a bare number after a verb of moving on.
+START_BARE_RE = re.compile(
+    r"\b(?:starting(?:\s+on)?|start(?:\s+on)?|moving(?:\s+on)?\s+to|on to|then)\s+#?(\d+)\b"
+)
+START_CJK_RE = re.compile(
+    r"(?:开始|进入|转到|接着做|接下来做|正在做|然后做|再做|去做|做)\s*(?:第\s*(\d+)\s*(?:个|项|项)"
+    r"|(?:问题|任务)\s*#?\s*(\d+))"
+)
+# A sentence that opens with the piece and does not say it is done turns to it: "Issue 16:
+# GROUPING() type", "Issue 1.", "Issue 5 is the largest so far", "第 14 个问题：…".
+HEADING_RE: Any = _Lazy(
+    rf"^[\s*_#>-]*(?:{_NUM_REF}|{_PART_REF}|{_CJK_REF}(?:问题|任务|事项)?)(?!\s*(?:and|or|&|,|–|-)\s*\d)"
+)
+# "before moving on to issue 22", "a checkpoint before Issue 11": the move is announced for later.
+DEFER_RE = re.compile(
+    rf"\b(?:before|after)\s+(?:(?:i\s+)?(?:moving|move|going|turning|starting|continuing|"
+    rf"proceeding)(?:\s+on)?(?:\s+(?:to|with))?\s+)?(?:the\s+)?(?:{_NUM_REF}|{_PART_REF})"
+)
+_DONE = (
+    r"done|pass(?:es|ed|ing)?|fixed|complete[ds]?|finished|committed|resolved|confirmed|"
+    r"is in|are in|clean|works|work now|green|solved|handled|implemented|landed|merged|"
+    r"no (?:new )?(?:regressions?|failures?)"
+)
+DONE_RE = re.compile(rf"\b(?:{_DONE})\b", re.IGNORECASE)
+DONE_CJK_RE = re.compile(
+    r"已通过|通过了|都过了|已经提交|已提交|提交了|已完成|完成了|做完|修好|解决了|已修复"
+)
+COMMIT_WORD_RE = re.compile(r"\bcommit(?:ting|ted|s)?\b|提交", re.IGNORECASE)
+NOT_DONE_RE = re.compile(
+    r"\b(?:not|n't|never|still|yet|fails?|failing|broke|breaks|regress(?:ed|es)?)\b|未|没有通过",
+    re.IGNORECASE,
+)
+# Short sentences that close the piece in hand without naming it: "Clean." "Done." "Good."
+GENERIC_DONE_RE = re.compile(
+    r"^\s*(?:all\s+)?(?:clean|done|good|passing|passes|fixed|all good|all green|green|"
+    r"that works|works|perfect|great)\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+# Asking the person, waiting on a decision, offering work not asked for.
+ASK_RE: Any = _Lazy(
+    r"\b(?:would you like|do you want|should i|shall i|want me to|let me know|"
+    r"which (?:one|option|approach|of these) (?:do|would|should)|please (?:confirm|choose|decide|"
+    r"let me know|advise)|can you (?:confirm|tell|check|clarify)|could you (?:confirm|tell|check|"
+    r"clarify)|i (?:could|can) also|if you(?:'d| would) like|if you want|your call|"
+    r"up to you|waiting for (?:you|your)|before i (?:proceed|continue|go on)|"
+    r"i'?d (?:suggest|recommend)|you (?:may|might) want to|next steps? (?:could|would) be)\b"
+    r"|要不要|是否需要|你希望|请确认|你想|需要我",
+    re.IGNORECASE,
+)
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?;。！？；])\s+|\n+|(?<=[。！？；，])")
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_SPLIT.split(text) if s and s.strip()]
+
+
+def _piece_ids(match: re.Match[str]) -> str | None:
+    for group in match.groups():
+        if group:
+            return group.lower()
+    return None
+
+
+def piece_refs(text: str) -> list[str]:
+    """Every piece the text names, in order: ``issue 4`` → ``"4"``, ``part (b)`` → ``"b"``."""
+    if not _MAYBE_PIECE.search(text):
+        return []
+    found = []
+    for match in PIECE_RE.finditer(text.lower()):
+        ident = _piece_ids(match)
+        if ident:
+            found.append(ident)
+    return found
+
+
+# Every piece reference has a digit, a part letter or 第: texts without them are skipped cheaply.
+_MAYBE_PIECE = re.compile(r"\d|\bparts?\b|第", re.IGNORECASE)
+
+
+@lru_cache(maxsize=8192)
+def _starts_of(text: str) -> tuple[str, ...]:
+    text = text[:TEXT_LIMIT]
+    return tuple(started_pieces(text)) if _MAYBE_PIECE.search(text) else ()
+
+
+def started_pieces(text: str) -> list[str]:
+    """The pieces the text says it turns to, in order (announced-for-later moves left out)."""
+    lowered = text.lower()
+    if not _MAYBE_PIECE.search(lowered):
+        return []
+    cleaned = DEFER_RE.sub(" ", lowered)
+    refs = list(PIECE_RE.finditer(cleaned))
+    if not refs:
+        return []
+    found: list[tuple[int, str]] = []
+    for match in refs:
+        ident = _piece_ids(match)
+        if ident and START_BEFORE_RE.search(cleaned, max(0, match.start() - 48), match.start()):
+            found.append((match.start(), ident))
+    if "第" in cleaned or "问题" in cleaned or "任务" in cleaned:
+        for match in START_CJK_RE.finditer(cleaned):
+            ident = _piece_ids(match)
+            if ident:
+                found.append((match.start(), ident))
+    for match in START_BARE_RE.finditer(cleaned):
+        found.append((match.start(), match.group(1)))
+    offset = 0
+    for sentence in sentences(cleaned):
+        where = cleaned.find(sentence, offset)
+        offset = max(offset, where)
+        heading = HEADING_RE.match(sentence)
+        if heading and not _claims_done(sentence):
+            ident = _piece_ids(heading)
+            if ident:
+                found.append((max(where, 0), ident))
+    found.sort()
+    return [ident for _, ident in found]
+
+
+def _claims_done(sentence: str) -> bool:
+    sentence = re.sub(r"\([^()]*\)", " ", sentence)  # an aside does not undo the claim
+    if NOT_DONE_RE.search(sentence) and not re.search(
+        r"\bno (?:new )?(?:regress|fail)", sentence, re.I
+    ):
+        return False
+    return bool(DONE_RE.search(sentence) or DONE_CJK_RE.search(sentence))
+
+
+@dataclass(frozen=True)
+class Completion:
+    pieces: tuple[str, ...]  # the pieces said to be done (empty: the piece in hand)
+    generic: bool  # "Clean." / "Committing." without naming a piece
+    unnamed: bool = False  # "Oracle passes": done, but which piece is not said
+
+
+# Any word that can start a finishing claim; a text without one is not read sentence by sentence.
+_DONE_HINT = re.compile(
+    rf"\b(?:{_DONE}|good|perfect|great|all good)\b|{DONE_CJK_RE.pattern}|{COMMIT_WORD_RE.pattern}",
+    re.IGNORECASE,
+)
+
+
+def completions(text: str) -> list[Completion]:
+    """What the text says is finished. A commit of the work counts as finishing it."""
+    out: list[Completion] = []
+    if not _DONE_HINT.search(text):
+        return out  # most messages say nothing is finished: skip the sentence-by-sentence read
+    for sentence in sentences(DEFER_RE.sub(" ", text.lower())):
+        if not _DONE_HINT.search(sentence):
+            continue
+        refs = tuple(piece_refs(sentence))
+        if GENERIC_DONE_RE.match(sentence):
+            out.append(Completion((), True))
+        elif COMMIT_WORD_RE.search(sentence) and not re.search(r"\bbefore commit", sentence, re.I):
+            out.append(Completion(refs, not refs))
+        elif _claims_done(sentence):
+            out.append(Completion(refs, False, unnamed=not refs))
+    return out
+
+
+@dataclass(frozen=True)
+class TextFacts:
+    starts: tuple[str, ...]
+    done: tuple[Completion, ...]
+    refs: tuple[str, ...]
+
+
+@lru_cache(maxsize=8192)
+def _text_facts(text: str) -> TextFacts:
+    text = text[:TEXT_LIMIT]
+    return TextFacts(_starts_of(text), tuple(completions(text)), tuple(piece_refs(text)))
+
+
+def asks_person(step: Step) -> bool:
+    if any(call.name in ASK_TOOLS for call in step.calls):
+        return True
+    if ASK_RE.search(step.text):
+        return True
+    # A question to the person is the step's last sentence; a rhetorical "why?" mid-analysis is not.
+    tail = sentences(step.text)[-1:] if step.text.strip() else []
+    return bool(tail and tail[0].rstrip().endswith(("?", "？")) and not step.calls)

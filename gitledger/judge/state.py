@@ -1,0 +1,204 @@
+"""The judge's settings and each session's state, as small JSON documents on refs in the ledger:
+settings on ``refs/gitledger/config/judge``, a session's state on ``refs/gitledger/judge/<session>``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .shapes import DEFAULT_FLOOR
+
+JUDGE_REF_PREFIX = "refs/gitledger/judge/"
+CONFIG_REF = "refs/gitledger/config/judge"
+STATE_FORMAT = 1
+
+
+@dataclass
+class JudgeConfig:
+    """Settings, stored in the ledger (``gitledger judge config``); ``enabled=false`` makes the
+    judge inert everywhere: no verdicts, no state written."""
+
+    enabled: bool = True
+    floor: float = DEFAULT_FLOOR
+    model: str | None = None
+    window: int | None = None
+    fill_candidate: float = 70.0
+    urgent_fill: float = 85.0
+    long_task_turns: int = 5
+    idle_turns: int = 3
+    compaction_turns: int = 25
+    backoff: tuple[int, ...] = (5, 10, 20)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["backoff"] = list(self.backoff)
+        return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> JudgeConfig:
+        config = cls()
+        for key, value in data.items():
+            if key in cls.__dataclass_fields__:
+                config = config.with_value(key, value)
+        return config
+
+    def with_value(self, key: str, value: Any) -> JudgeConfig:
+        """A copy with ``key`` set from ``value`` (a string from the command line, or JSON)."""
+        from ..errors import InvalidInput
+
+        if key not in self.__dataclass_fields__:
+            raise InvalidInput(
+                f"Unknown judge setting {key!r}. Settings: {', '.join(self.__dataclass_fields__)}."
+            )
+        current = getattr(self, key)
+        try:
+            parsed: Any
+            if key == "enabled":
+                parsed = value if isinstance(value, bool) else _parse_bool(str(value))
+            elif key == "model":
+                parsed = str(value) if value not in (None, "", "none", "null") else None
+            elif key == "window":
+                parsed = int(value) if value not in (None, "", "none", "null", "auto") else None
+                if parsed is not None and parsed < 1000:
+                    raise ValueError("a window is at least 1000 tokens")
+            elif key == "backoff":
+                items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+                parsed = tuple(int(x) for x in items)
+                if not parsed or any(x < 1 for x in parsed):
+                    raise ValueError("turn counts of at least 1")
+            elif isinstance(current, float):
+                parsed = float(value)
+                if not 0 <= parsed <= 100:
+                    raise ValueError("a percentage from 0 to 100")
+            else:
+                parsed = int(value)
+                if parsed < 1:
+                    raise ValueError("at least 1")
+        except (TypeError, ValueError) as exc:
+            raise InvalidInput(f"Bad value {value!r} for judge setting {key!r}: {exc}.") from exc
+        return JudgeConfig(**{**self.__dict__, key: parsed})
+
+
+def _parse_bool(text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ValueError("true or false")
+
+
+@dataclass
+class TurnState:
+    """What persists between turns of one session."""
+
+    session: str
+    cooldown_until: int = 0  # no candidate before this turn
+    deferrals: int = 0  # consecutive deferrals (picks the next backoff)
+    last_compaction_turn: int | None = None
+    decisions: list[dict[str, Any]] = field(default_factory=list)  # the latest, newest last
+    last_checkpoint: str | None = None  # the step the latest boundary checkpoint was taken at
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": STATE_FORMAT, **asdict(self)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], session: str) -> TurnState:
+        return cls(
+            session=session,
+            cooldown_until=int(data.get("cooldown_until", 0)),
+            deferrals=int(data.get("deferrals", 0)),
+            last_compaction_turn=data.get("last_compaction_turn"),
+            decisions=list(data.get("decisions", []))[-20:],
+            last_checkpoint=data.get("last_checkpoint"),
+        )
+
+
+def judge_ref(session: str) -> str:
+    from ..fuse import check_session
+
+    return JUDGE_REF_PREFIX + check_session(session)
+
+
+def _read_json(ledger: Any, refname: str) -> tuple[dict[str, Any] | None, str | None]:
+    import json
+
+    tip = ledger.store.tip(refname)
+    if tip is None:
+        return None, None
+    raw = ledger.store.read_files(tip, ("state.json",)).get("state.json")
+    try:
+        data = json.loads(raw or b"{}")
+    except ValueError:
+        data = {}
+    return (data if isinstance(data, dict) else {}), tip
+
+
+def _write_json(
+    ledger: Any, refname: str, data: Mapping[str, Any], message: str, tip: str | None
+) -> None:
+    import json
+
+    files = {
+        "FORMAT": f"{STATE_FORMAT}\n".encode(),
+        "state.json": json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True).encode(),
+    }
+    ledger.store.write(refname, files, message, ledger.author(), [tip] if tip else [], tip)
+
+
+def config_at(path: Any) -> JudgeConfig:
+    """The settings of the ledger at ``path`` (a bare repository), or the defaults if it has
+    none. Reads the store directly: the step judge runs on every step of a session and should
+    not pay for loading the task model."""
+    from pathlib import Path
+
+    from ..gitstore import GitStore
+
+    if not (Path(path) / "HEAD").exists():
+        return load_config(None)
+
+    class _Store:
+        store = GitStore(Path(path))
+
+    return load_config(_Store())
+
+
+def load_config(ledger: Any | None) -> JudgeConfig:
+    import os
+
+    config = JudgeConfig()
+    if ledger is not None:
+        data, _ = _read_json(ledger, CONFIG_REF)
+        if data:
+            config = JudgeConfig.from_dict(data)
+    env = os.environ.get("GITLEDGER_JUDGE")
+    if env is not None and env.strip():
+        try:
+            if not _parse_bool(env):
+                config = JudgeConfig(**{**config.__dict__, "enabled": False})
+        except ValueError:
+            pass
+    return config
+
+
+def save_config(ledger: Any, changes: Mapping[str, Any]) -> JudgeConfig:
+    """Apply ``changes`` (setting → value) to the stored settings; all or nothing."""
+    with ledger.store.lock():
+        data, tip = _read_json(ledger, CONFIG_REF)
+        config = JudgeConfig.from_dict(data or {})
+        for key, value in changes.items():
+            config = config.with_value(key, value)
+        if changes:
+            said = ", ".join(f"{k}={v}" for k, v in changes.items())
+            _write_json(ledger, CONFIG_REF, config.to_dict(), f"judge config: {said}\n", tip)
+    return config
+
+
+def load_state(ledger: Any, session: str) -> TurnState:
+    data, _ = _read_json(ledger, judge_ref(session))
+    return TurnState.from_dict(data or {}, session)
+
+
+def sessions(ledger: Any) -> list[str]:
+    return sorted(name[len(JUDGE_REF_PREFIX) :] for name, _ in ledger.store.refs(JUDGE_REF_PREFIX))

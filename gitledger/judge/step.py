@@ -1,0 +1,241 @@
+"""The step judge: the gate (steps not judged at all), the rules, then the model for unsure steps.
+
+See the package docstring for the rules and the gate.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import calls, pieces
+from .calls import TASK_TOOLS, TaskList, _kind
+from .pieces import _starts_of, _text_facts, asks_person
+from .shapes import (
+    DEFAULT_FLOOR,
+    HYSTERESIS_POINTS,
+    NEXT,
+    SAME,
+    Message,
+    Step,
+    StepContext,
+    Verdict,
+)
+
+# How many of the assistant's earlier messages are read back to find the piece in hand.
+LOOKBACK_TEXTS = 40
+
+
+# --- the deterministic judge ----------------------------------------------------------------
+
+
+@dataclass
+class _Thread:
+    """Where the work stands before the step, read from the assistant's earlier messages."""
+
+    current: str | None = None  # the piece in hand
+    closed: bool = False  # the piece in hand was just finished, nothing done since
+    tasks: TaskList = field(default_factory=TaskList)
+
+
+def _follow(history: Sequence[Message]) -> _Thread:
+    thread = _Thread()
+    # The piece in hand is the last one the assistant turned to, so reading starts there; only the
+    # task list needs every earlier call. This keeps a long session's step under a few ms.
+    anchor = len(history)  # no piece named: nothing after the task list needs reading
+    texts_read = 0
+    for index in range(len(history) - 1, -1, -1):
+        message = history[index]
+        if message.role != "assistant" or not message.text.strip():
+            continue
+        texts_read += 1
+        if _starts_of(message.text):
+            anchor = index
+            break
+        if texts_read >= LOOKBACK_TEXTS:
+            break  # no piece named for this long: which one is in hand is unknown
+    for message in history[:anchor]:
+        if message.role == "assistant":
+            for call in message.calls:
+                if call.name in TASK_TOOLS:
+                    thread.tasks.apply(call)
+    for message in history[anchor:]:
+        if message.role != "assistant":
+            continue
+        if message.text.strip():
+            facts = _text_facts(message.text)
+            fresh = [p for p in facts.starts if p != thread.current]
+            if fresh:
+                thread.current = fresh[-1]
+                thread.closed = False
+            for done in facts.done:
+                if done.unnamed:
+                    continue
+                if done.generic or thread.current is None or thread.current in done.pieces:
+                    thread.closed = True
+        for call in message.calls:
+            changes = thread.tasks.apply(call) if call.name in TASK_TOOLS else []
+            kind = _kind(call)
+            if kind == "commit" or any(new == "completed" for _, _, new in changes):
+                thread.closed = True
+            elif kind == "write" and not message.text.strip():
+                # Silent edits after a finish: the next piece is already under way.
+                thread.closed = False
+    return thread
+
+
+def judge_rules(history: Sequence[Message], step: Step) -> Verdict:
+    """The deterministic step judge (see the module docstring for the rules)."""
+    text = step.text.strip()
+    if asks_person(step):
+        return Verdict(
+            SAME, "the step asks the person or proposes work; the next word is theirs", "asks"
+        )
+    thread = _follow(history)
+    facts = _text_facts(text)
+    starts = [p for p in facts.starts if p != thread.current]
+    if starts:
+        target = starts[-1]
+        finished_here = [d for d in facts.done if d.generic or d.unnamed or target not in d.pieces]
+        if finished_here:
+            named = next((d.pieces for d in finished_here if d.pieces), ())
+            what = f"piece {', '.join(named)}" if named else "the piece in hand"
+            return Verdict(
+                NEXT, f"{what} is finished and the step turns to piece {target}", "moves-on"
+            )
+        if thread.closed and thread.current is not None:
+            return Verdict(
+                NEXT,
+                f"piece {thread.current} was just finished and the step starts piece {target}",
+                "starts-next",
+            )
+    completed: list[str] = []
+    started: list[str] = []
+    for call in step.calls:
+        for key, _old, new in thread.tasks.apply(call):
+            if new == "completed":
+                completed.append(key)
+            elif new == "in_progress":
+                started.append(key)
+    moved_to = [k for k in started if k not in completed]
+    if completed and moved_to:
+        return Verdict(
+            NEXT,
+            f"task-list item {completed[-1]} went to completed and item {moved_to[-1]} is next",
+            "task-list",
+        )
+    # Unsure, and worth a model's look: the step says a piece (or the piece in hand) is finished,
+    # names another piece without closing one, or completes a task-list item. "Tests pass" alone,
+    # or a number in passing, is work inside a piece.
+    unsure = bool([d for d in facts.done if not d.unnamed] or starts or completed)
+    if facts.done:
+        reason = "a piece is finished but the step does not move to another (checking, tidying, or the last one)"
+    elif starts:
+        reason = "the step names another piece but nothing was finished on the way"
+    else:
+        reason = "work inside a piece"
+    return Verdict(SAME, reason, "inside", unsure=unsure)
+
+
+# --- the gate: steps not judged at all ------------------------------------------------------
+
+
+def effective_floor(ctx: StepContext, floor: float) -> float:
+    """The floor, raised to 5 points above where a compaction left the context if that was above it."""
+    if ctx.after_compaction and ctx.post_compaction_tokens and ctx.window > 0:
+        after = 100.0 * ctx.post_compaction_tokens / ctx.window
+        if after >= floor:
+            return after + HYSTERESIS_POINTS
+    return floor
+
+
+def gate(ctx: StepContext, floor: float = DEFAULT_FLOOR) -> Verdict | None:
+    """Why this step is not judged, or None when it is."""
+    fill = ctx.fill
+    if ctx.first_in_turn:
+        return Verdict(
+            SAME,
+            "the first step of a turn is not judged",
+            "first-step",
+            False,
+            by="gate",
+            fill=fill,
+        )
+    if not ctx.step.text.strip():
+        return Verdict(
+            SAME, "a step with no text is not judged", "no-text", False, by="gate", fill=fill
+        )
+    if ctx.ends_turn:
+        return Verdict(
+            SAME,
+            "the step ends the turn; the work is back with the person",
+            "end-of-turn",
+            False,
+            by="gate",
+            fill=fill,
+        )
+    if ctx.after_compaction and not ctx.work_since_compaction:
+        return Verdict(
+            SAME,
+            "right after a compaction: only read-only lookups have run since",
+            "after-compaction",
+            False,
+            by="gate",
+            fill=fill,
+        )
+    if floor > 0:
+        limit = effective_floor(ctx, floor)
+        if fill is None:
+            return Verdict(
+                SAME,
+                "no usage recorded, so the context fill is unknown",
+                "no-usage",
+                False,
+                by="gate",
+            )
+        if fill < limit:
+            return Verdict(
+                SAME,
+                f"context at {fill:.0f}%, below the floor of {limit:.0f}%",
+                "below-floor",
+                False,
+                by="gate",
+                fill=fill,
+            )
+    return None
+
+
+def judge_step(
+    ctx: StepContext,
+    *,
+    floor: float = DEFAULT_FLOOR,
+    model: Any = None,
+) -> Verdict:
+    """Judge one step: the gate, then the rules, then (for unsure SAMEs) the model if one is given.
+
+    ``model`` is a callable ``(ctx) -> Verdict`` such as ``gitledger.judge.model.ModelJudge``.
+    """
+    started = time.perf_counter()
+    skipped = gate(ctx, floor)
+    if skipped is not None:
+        verdict = skipped
+    else:
+        verdict = judge_rules(ctx.history, ctx.step)
+        if (
+            model is not None
+            and verdict.decision == SAME
+            and verdict.unsure
+            and verdict.rule != "asks"
+        ):
+            verdict = model(ctx)
+    elapsed = (time.perf_counter() - started) * 1000.0
+    return Verdict(**{**verdict.to_dict(), "fill": ctx.fill, "elapsed_ms": round(elapsed, 3)})
+
+
+def clear_caches() -> None:
+    """Forget cached parses (the benchmark times each step cold)."""
+    calls._bash_kind.cache_clear()
+    pieces._text_facts.cache_clear()
+    pieces._starts_of.cache_clear()

@@ -1,6 +1,15 @@
-"""Replay the boundary judge over taskcut's labelled sessions and score it.
+"""Replay the boundary judge over labelled sessions and score it.
 
-    python benchmarks/judge_replay.py [--corpus DIR] [--json FILE] [--show-misses] [--model NAME]
+    python benchmarks/judge_replay.py [--corpus DIR] [--eval FILE] [--json FILE] [--show-misses]
+        [--sets NAMES] [--model NAME] [--process N]
+
+Two kinds of labelled data, scored alike and reported per set, per kind and all together:
+
+- **the development set** (``eval/boundaries.json``, set name ``eval``): real Claude Code
+  sessions from other projects, labelled by taskcut's rules by a reviewer who did not see the
+  judge. Each labelled step is judged as ``score_judge.py`` does it: the transcript cut right
+  after the step, its last step judged with floor 0.
+- **taskcut's replay sets** (``taskcut-replay/``), described next.
 
 Each set in ``taskcut-replay/`` is a session as segments of messages (tool output blanked) and the
 steps taskcut judged, with a label per judged step in ``<set>.labels``: N (the work moves on), S
@@ -14,8 +23,15 @@ The judge sees each labelled step the way it would live: the messages of its seg
 run with floor 0 (every labelled step is past taskcut's floor already); a labelled step the other
 not-judged conditions skip counts as a SAME.
 
-Sets are split in two so the rules can be checked on sessions they were not tuned on: DEV is what
-the rules were read against while writing them, HELD_OUT is reported apart.
+taskcut's sets are split in two so the rules can be checked on sessions they were not first tuned
+on: DEV is what the rules were read against while writing them, HELD_OUT is reported apart.
+
+Per set it prints: boundary windows caught and false NEXT with the rules alone, the share of
+steps the rules mark unsure (what a model would be asked about), and the reach: the share of
+windows holding a NEXT or an unsure step (what rules plus a model could catch at best); and the
+median time the judge takes per step in the process. ``--process N`` also times N steps of the
+development set as whole ``gitledger judge step`` processes (start-up included), as a hook runs
+it.
 """
 
 from __future__ import annotations
@@ -35,7 +51,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gitledger import judge  # noqa: E402
 
-DEFAULT_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "taskcut-replay"
+SHARED_CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus"
+DEFAULT_CORPUS = SHARED_CORPUS / "taskcut-replay"
+DEFAULT_EVAL = SHARED_CORPUS / "eval" / "boundaries.json"
+DEFAULT_TRANSCRIPTS = SHARED_CORPUS / "claude-code"
+EVAL = "eval"
 DEV = ("click-zh--on", "issues-long--on", "mechanism", "sqlglot-long--default")
 HELD_OUT = ("click-zh--off", "issues-long--off", "sqlglot-long--off")
 
@@ -47,6 +67,7 @@ class Judged:
     label: str
     verdict: judge.Verdict
     excerpt: str
+    ms: float = 0.0  # the judge's time for this step, in the process
 
 
 def read_labels(path: Path) -> dict[int, str]:
@@ -111,10 +132,98 @@ def run_set(path: Path, model: Any = None) -> list[Judged]:
     out = []
     for number, label in sorted(labels.items()):
         ctx = contexts[number]
-        judge.clear_caches()
-        verdict = judge.judge_step(ctx, floor=0, model=model)
-        out.append(Judged(path.stem, number, label, verdict, ctx.step.text[:110]))
+        out.append(judge_one(path.stem, number, label, ctx, model))
     return out
+
+
+def judge_one(name: str, number: int, label: str, ctx: Any, model: Any) -> Judged:
+    judge.clear_caches()  # each step is timed cold, as a hook process meets it
+    started = time.perf_counter()
+    verdict = judge.judge_step(ctx, floor=0, model=model)
+    ms = (time.perf_counter() - started) * 1000.0
+    return Judged(name, number, label, verdict, ctx.step.text[:110], ms)
+
+
+def transcript_path(roots: Sequence[Path], rel: str) -> Path:
+    for root in roots:
+        for candidate in (root / rel, root / (rel + ".gz")):
+            if candidate.exists():
+                return candidate
+    raise SystemExit(f"judge_replay: transcript not found: {rel}")
+
+
+def eval_contexts(path: Path, lines: Sequence[int]) -> dict[int, Any]:
+    """The step each labelled line closes, as ``gitledger judge step --transcript CUT`` sees it
+    with the transcript cut right after that line (``lines`` are 0-based, as score_judge's)."""
+    import gzip
+    import tempfile
+
+    from gitledger.transcripts import read_events
+
+    if path.suffix == ".gz":
+        with (
+            gzip.open(path, "rb") as handle,
+            tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as plain,
+        ):
+            plain.write(handle.read())
+        path = Path(plain.name)
+    events = list(read_events(path))
+    out: dict[int, Any] = {}
+    for line in lines:
+        cut = [e for e in events if e.line is None or e.line <= line + 1]
+        contexts = judge.contexts_from_events(cut)
+        out[line] = contexts[-1] if contexts else None
+    return out
+
+
+def run_eval(labels_path: Path, roots: Sequence[Path], model: Any = None) -> list[Judged]:
+    data = json.loads(labels_path.read_text(encoding="utf-8"))
+    out: list[Judged] = []
+    for transcript in data["transcripts"]:
+        steps = transcript["steps"]
+        path = transcript_path(roots, transcript["file"])
+        contexts = eval_contexts(path, [int(s["line"]) for s in steps])
+        name = f"{EVAL}:{transcript['file']}"
+        for raw in steps:
+            ctx = contexts[int(raw["line"])]
+            if ctx is None:
+                none = judge.Verdict(judge.SAME, "no step", "no-step", False, by="gate")
+                out.append(Judged(name, int(raw["line"]), raw["label"], none, ""))
+                continue
+            out.append(judge_one(name, int(raw["line"]), raw["label"], ctx, model))
+    return out
+
+
+def time_processes(labels_path: Path, roots: Sequence[Path], count: int) -> tuple[list[float], int]:
+    """Wall time of ``gitledger judge step --transcript CUT --floor 0 --json`` on ``count``
+    labelled steps spread over the development set; (times in ms, errors)."""
+    import subprocess
+    import tempfile
+
+    data = json.loads(labels_path.read_text(encoding="utf-8"))
+    chosen = [(t["file"], s["line"]) for t in data["transcripts"] for s in t["steps"]]
+    stride = max(1, len(chosen) // max(count, 1))
+    chosen = chosen[::stride][:count]
+    times: list[float] = []
+    errors = 0
+    cache: dict[str, list[bytes]] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        cut = Path(folder) / "cut.jsonl"
+        for rel, line in chosen:
+            if rel not in cache:
+                cache[rel] = transcript_path(roots, rel).read_bytes().splitlines(True)
+            cut.write_bytes(b"".join(cache[rel][: int(line) + 1]))
+            started = time.perf_counter()
+            result = subprocess.run(
+                [sys.executable, "-m", "gitledger", "judge", "step", "--transcript", str(cut)]
+                + ["--floor", "0", "--json"],
+                capture_output=True,
+                cwd=folder,
+                timeout=120,
+            )
+            times.append((time.perf_counter() - started) * 1000.0)
+            errors += result.returncode != 0
+    return times, errors
 
 
 def windows(results: Sequence[Judged]) -> list[list[Judged]]:
@@ -163,6 +272,10 @@ def score(results: Sequence[Judged]) -> dict[str, Any]:
         for w in windows(items):
             if not any(x.verdict.is_next for x in w) and any(x.verdict.unsure for x in w):
                 missed_unsure += 1
+    reach = 0  # windows a model asked about the unsure steps could catch at best
+    for items in by_set.values():
+        for w in windows(items):
+            reach += any(x.verdict.is_next or x.verdict.unsure for x in w)
     false_next = [int(x.verdict.is_next) for x in results if x.label == "S"]
     judged_calls = [x for x in results if x.verdict.by == "model"]
     return {
@@ -183,97 +296,157 @@ def score(results: Sequence[Judged]) -> dict[str, Any]:
         "unsure_s_steps": sum(1 for x in results if x.verdict.unsure and x.label == "S"),
         "missed_windows_with_an_unsure_step": missed_unsure,
         "skipped_by_gate": sum(1 for x in results if not x.verdict.judged),
+        "unsure_pct": 100 * sum(1 for x in results if x.verdict.unsure) / max(len(results), 1),
+        "reach": reach,
+        "reach_pct": 100 * reach / len(caught) if caught else 0.0,
+        "ms_median": statistics.median([x.ms for x in results]) if results else 0.0,
     }
+
+
+def groups(results: Sequence[Judged]) -> dict[str, list[Judged]]:
+    """Each taskcut set, the development set, and the sums the docs quote."""
+    out: dict[str, list[Judged]] = {}
+    for item in results:
+        out.setdefault(EVAL if item.set.startswith(EVAL + ":") else item.set, []).append(item)
+    taskcut = [x for x in results if not x.set.startswith(EVAL + ":")]
+    if taskcut:
+        out["taskcut"] = taskcut
+        out["taskcut_dev"] = [x for x in taskcut if x.set in DEV]
+        out["taskcut_held_out"] = [x for x in taskcut if x.set in HELD_OUT]
+    out["all"] = list(results)
+    return {name: items for name, items in out.items() if items}
+
+
+def print_table(arm: str, figures: dict[str, dict[str, Any]], wall: float) -> None:
+    steps = figures["all"]["steps"]
+    print(f"\n{arm}: {steps} labelled steps, {wall:.2f} s")
+    print(
+        f"{'set':<22} {'steps':>5} {'windows':>7} {'caught':>13} {'false NEXT':>15} "
+        f"{'unsure':>13} {'reach':>13} {'model':>5} {'ms/step':>7}"
+    )
+    for name, s in figures.items():
+        print(
+            f"{name:<22} {s['steps']:>5} {s['windows']:>7} "
+            f"{s['caught']:>4} = {s['caught_pct']:5.1f}% "
+            f"{s['false_next']:>3}/{s['s_steps']:<3} = {s['false_next_pct']:4.1f}% "
+            f"{s['unsure_steps']:>4} = {s['unsure_pct']:5.1f}% "
+            f"{s['reach']:>4} = {s['reach_pct']:5.1f}% {s['model_calls']:>5} {s['ms_median']:>7.2f}"
+        )
+    a = figures["all"]
+    print(
+        f"all: Wilson 95% caught {a['caught_wilson'][0]:.1f}-{a['caught_wilson'][1]:.1f}%, "
+        f"false NEXT {a['false_next_wilson'][0]:.1f}-{a['false_next_wilson'][1]:.1f}%"
+    )
+
+
+def show_misses(results: Sequence[Judged]) -> None:
+    by_set: dict[str, list[Judged]] = {}
+    for item in results:
+        by_set.setdefault(item.set, []).append(item)
+    for items in by_set.values():
+        for w in windows(items):
+            if not any(x.verdict.is_next for x in w):
+                for x in w:
+                    print(
+                        f"  MISSED {x.set}#{x.n} {x.label} [{x.verdict.rule}"
+                        f"{' unsure' if x.verdict.unsure else ''}] {x.excerpt!r}"
+                    )
+    for x in results:
+        if x.label == "S" and x.verdict.is_next:
+            print(f"  FALSE  {x.set}#{x.n} [{x.verdict.rule}] {x.verdict.reason} | {x.excerpt!r}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="taskcut-replay/")
+    parser.add_argument("--eval", type=Path, default=DEFAULT_EVAL, help="boundaries.json")
+    parser.add_argument(
+        "--transcripts",
+        type=Path,
+        action="append",
+        help="where the development set's transcripts are (default: shared/corpus/claude-code)",
+    )
     parser.add_argument("--json", type=Path, help="write the figures to this file")
     parser.add_argument(
         "--show-misses", action="store_true", help="list missed windows and false NEXTs"
     )
-    parser.add_argument("--sets", help="comma-separated set names (default: all)")
+    parser.add_argument(
+        "--sets", help=f"comma-separated set names, {EVAL!r} for the development set (default: all)"
+    )
     parser.add_argument(
         "--model",
         help="also run deterministic-then-model with this model (ANTHROPIC_BASE_URL/API_KEY)",
     )
+    parser.add_argument(
+        "--process",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also time N development-set steps as whole `gitledger judge step` processes",
+    )
     args = parser.parse_args(argv)
-    if not args.corpus.is_dir():
-        print(f"No replay corpus at {args.corpus}; pass --corpus DIR.", file=sys.stderr)
-        return 1
-    paths = sorted(args.corpus.glob("*.json"))
-    if args.sets:
-        wanted = set(args.sets.split(","))
+    wanted = set(args.sets.split(",")) if args.sets else None
+    paths = sorted(args.corpus.glob("*.json")) if args.corpus.is_dir() else []
+    if wanted is not None:
         paths = [p for p in paths if p.stem in wanted]
+    roots = args.transcripts or [DEFAULT_TRANSCRIPTS]
+    use_eval = args.eval.is_file() and (wanted is None or EVAL in wanted)
+    if not paths and not use_eval:
+        print(
+            f"No labelled sets at {args.corpus} or {args.eval}; pass --corpus DIR.", file=sys.stderr
+        )
+        return 1
     arms: dict[str, Any] = {"deterministic": None}
     if args.model:
         from gitledger.judge.model import ModelJudge
 
         arms["deterministic+model"] = ModelJudge(args.model)
-    report: dict[str, Any] = {"corpus": args.corpus.name, "arms": {}}
+    report: dict[str, Any] = {
+        "data": {
+            "taskcut": args.corpus.name if paths else None,
+            "eval": str(args.eval.name) if use_eval else None,
+        },
+        "arms": {},
+    }
     for arm, model in arms.items():
         results: list[Judged] = []
         started = time.perf_counter()
+        if use_eval:
+            results.extend(run_eval(args.eval, roots, model))
         for path in paths:
             results.extend(run_set(path, model))
         wall = time.perf_counter() - started
-        times = [x.verdict.elapsed_ms for x in results]
-        figures = {
-            "all": score(results),
-            "dev": score([x for x in results if x.set in DEV]),
-            "held_out": score([x for x in results if x.set in HELD_OUT]),
+        figures = {name: score(items) for name, items in groups(results).items()}
+        times = [x.ms for x in results]
+        report["arms"][arm] = {
+            **figures,
             "ms_per_step_median": statistics.median(times) if times else 0.0,
             "ms_per_step_max": max(times) if times else 0.0,
             "wall_s": wall,
         }
-        report["arms"][arm] = figures
-        print(f"\n{arm}: {len(results)} labelled steps, {wall:.2f} s")
-        print(
-            f"{'split':<10} {'windows':>7} {'caught':>17} {'95% CI':>15} {'S steps':>8} {'false NEXT':>15} {'95% CI':>13} {'model calls':>11}"
-        )
-        for split in ("all", "dev", "held_out"):
-            s = figures[split]
-            print(
-                f"{split:<10} {s['windows']:>7} {s['caught']:>5} = {s['caught_pct']:5.1f}%   "
-                f"{s['caught_ci'][0]:5.1f}–{s['caught_ci'][1]:5.1f}% {s['s_steps']:>8} "
-                f"{s['false_next']:>4} = {s['false_next_pct']:4.1f}%   "
-                f"{s['false_next_ci'][0]:4.1f}–{s['false_next_ci'][1]:4.1f}% {s['model_calls']:>11}"
-            )
-        for split in ("all", "dev", "held_out"):
-            s = figures[split]
-            print(
-                f"{split:<10} Wilson 95%: caught {s['caught_wilson'][0]:.1f}–"
-                f"{s['caught_wilson'][1]:.1f}%, false NEXT {s['false_next_wilson'][0]:.1f}–"
-                f"{s['false_next_wilson'][1]:.1f}%"
-            )
-        for split in ("all", "dev", "held_out"):
-            s = figures[split]
-            print(
-                f"{split:<10} unsure steps (would go to a model): {s['unsure_steps']}/{s['steps']}"
-                f" = {100 * s['unsure_steps'] / max(s['steps'], 1):.1f}%; of them S: "
-                f"{s['unsure_s_steps']}; missed windows holding one: "
-                f"{s['missed_windows_with_an_unsure_step']}"
-            )
-        print(
-            f"time per step: median {figures['ms_per_step_median']:.2f} ms, max {figures['ms_per_step_max']:.2f} ms"
-        )
+        if model is not None:
+            report["arms"][arm]["model_cost"] = {
+                "calls": model.calls,
+                "failures": model.failures,
+                "input_tokens": model.input_tokens,
+                "output_tokens": model.output_tokens,
+            }
+        print_table(arm, figures, wall)
         if args.show_misses:
-            by_set: dict[str, list[Judged]] = {}
-            for item in results:
-                by_set.setdefault(item.set, []).append(item)
-            for items in by_set.values():
-                for w in windows(items):
-                    if not any(x.verdict.is_next for x in w):
-                        for x in w:
-                            print(
-                                f"  MISSED {x.set}#{x.n} {x.label} [{x.verdict.rule}] {x.excerpt!r}"
-                            )
-            for x in results:
-                if x.label == "S" and x.verdict.is_next:
-                    print(
-                        f"  FALSE  {x.set}#{x.n} [{x.verdict.rule}] {x.verdict.reason} | {x.excerpt!r}"
-                    )
+            show_misses(results)
+    if args.process and use_eval:
+        times, errors = time_processes(args.eval, roots, args.process)
+        report["process"] = {
+            "steps": len(times),
+            "errors": errors,
+            "ms_median": statistics.median(times) if times else 0.0,
+            "ms_max": max(times) if times else 0.0,
+        }
+        print(
+            f"\nwhole process (`gitledger judge step --transcript CUT`): {len(times)} steps, "
+            f"median {report['process']['ms_median']:.0f} ms, max {report['process']['ms_max']:.0f} ms, "
+            f"{errors} errors"
+        )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")
     return 0

@@ -116,3 +116,36 @@ def test_benchmark_model_arm_runs_against_a_stand_in(
     assert combined["model_calls"] == rules["unsure_steps"] == len(asked) > 0
     # A model that always says SAME can only keep or lose catches, never add false NEXTs.
     assert combined["caught"] == rules["caught"] and combined["false_next"] == rules["false_next"]
+
+
+EVAL = ROOT.parent / "shared" / "corpus" / "eval" / "boundaries.json"
+TRANSCRIPTS = ROOT.parent / "shared" / "corpus" / "claude-code"
+
+
+@pytest.mark.skipif(not EVAL.is_file(), reason="no ../shared/corpus/eval (the development set)")
+def test_development_set_is_read_step_for_step(tmp_path: Path) -> None:
+    """The benchmark judges each labelled step of the development set as score_judge.py does
+    (`gitledger judge step --transcript CUT --floor 0`): the same step, the same verdict."""
+    from conftest import run_cli
+
+    bench = load_benchmark()
+    results = bench.run_eval(EVAL, [TRANSCRIPTS])
+    data = json.loads(EVAL.read_text(encoding="utf-8"))
+    assert len(results) == sum(len(t["steps"]) for t in data["transcripts"])
+    figures = bench.score(results)
+    assert figures["windows"] == sum(
+        1 for t in data["transcripts"] for s in t["steps"] if s["label"] == "N"
+    )
+    first = data["transcripts"][0]
+    lines = (TRANSCRIPTS / first["file"]).read_bytes().splitlines(True)
+    by_line = {r.n: r for r in results if r.set == f"eval:{first['file']}"}
+    for raw in first["steps"][:: max(1, len(first["steps"]) // 4)]:
+        cut = tmp_path / "cut.jsonl"
+        cut.write_bytes(b"".join(lines[: raw["line"] + 1]))
+        out = run_cli(
+            "judge", "step", "--transcript", str(cut), "--floor", "0", "--json", cwd=tmp_path
+        )
+        assert out.returncode == 0, out.stderr
+        said = json.loads(out.stdout)
+        mine = by_line[raw["line"]].verdict
+        assert (said["decision"], said["rule"]) == (mine.decision, mine.rule), raw["line"]

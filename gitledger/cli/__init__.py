@@ -52,6 +52,57 @@ def load_command(spec: str) -> click.Command | None:
     return command if isinstance(command, click.Command) else None
 
 
+LEDGER_HELP = (
+    "The ledger to use (a bare Git repository). Default: gitledger/ in this Git "
+    "repository's common directory, or .gitledger/ in this workspace."
+)
+ACTOR_HELP = "Who is writing (default: your Git identity)."
+
+
+def _set_global(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    # Given after the subcommand, a global option overrides what the root was given (or read
+    # from GITLEDGER_DIR / GITLEDGER_ACTOR): the root's callback ran before this one.
+    if value is not None and param.name:
+        obj = ctx.find_root().ensure_object(dict)
+        obj[param.name] = value
+
+
+def accept_global_options(command: click.Command) -> click.Command:
+    """Let ``--ledger`` and ``--actor`` also follow the subcommand (``task claim ID --actor x``).
+
+    Each command (and each group that runs without a subcommand) gets the two options once,
+    after its own, so its --help lists them where the user looks.
+    """
+    commands = [command]
+    while commands:
+        current = commands.pop()
+        if isinstance(current, click.Group):
+            commands.extend(current.commands.values())
+            if not current.invoke_without_command:
+                continue
+        names = {name for p in current.params for name in p.opts}
+        if "--ledger" not in names:
+            current.params.append(
+                click.Option(
+                    ["--ledger", "ledger_path"],
+                    type=click.Path(file_okay=False, path_type=str),
+                    expose_value=False,
+                    callback=_set_global,
+                    help=LEDGER_HELP + " Also accepted before the command.",
+                )
+            )
+        if "--actor" not in names:
+            current.params.append(
+                click.Option(
+                    ["--actor"],
+                    expose_value=False,
+                    callback=_set_global,
+                    help=ACTOR_HELP + " Also accepted before the command.",
+                )
+            )
+    return command
+
+
 class LazyGroup(click.Group):
     """A group whose subcommands are imported from ``lazy`` only when asked for."""
 
@@ -72,7 +123,7 @@ class LazyGroup(click.Group):
             return None
         command = load_command(spec)
         if command is not None:
-            self.commands[cmd_name] = command
+            self.commands[cmd_name] = accept_global_options(command)
         return command
 
 
@@ -83,12 +134,9 @@ class LazyGroup(click.Group):
     "ledger_path",
     type=click.Path(file_okay=False, path_type=str),
     envvar="GITLEDGER_DIR",
-    help="The ledger to use (a bare Git repository). Default: gitledger/ in this Git "
-    "repository's common directory, or .gitledger/ in this workspace.",
+    help=LEDGER_HELP,
 )
-@click.option(
-    "--actor", envvar="GITLEDGER_ACTOR", help="Who is writing (default: your Git identity)."
-)
+@click.option("--actor", envvar="GITLEDGER_ACTOR", help=ACTOR_HELP)
 @click.pass_context
 def cli(ctx: click.Context, ledger_path: str | None, actor: str | None) -> None:
     """gitledger: a task ledger for AI coding agents, kept in Git.

@@ -193,7 +193,8 @@ def update_cmd(
     is_flag=False,
     flag_value="origin",
     default=None,
-    help="Count the claim only once REMOTE (default origin) accepted it.",
+    metavar="[REMOTE]",
+    help="Count the claim only once REMOTE accepted it; a bare --push means origin.",
 )
 @json_option
 @click.pass_context

@@ -1,0 +1,66 @@
+"""Global options work where users type them, and help shows options as they are used."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+from click.testing import CliRunner
+from conftest import run_cli
+
+from gitledger.cli import cli
+from gitledger.ledger import Ledger
+
+
+def test_actor_after_the_subcommand_is_the_actor(ledger: Ledger) -> None:
+    task = ledger.create("Ship it", criteria="shipped")
+    out = run_cli("task", "claim", task.id[:8], "--actor", "ann", "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["owner"] == "ann"
+    # Before the command, as before; after it, it wins over the one before.
+    out = run_cli("--actor", "bob", "task", "update", task.id[:8], "--note", "hi", "--actor", "cy")
+    assert out.returncode == 0, out.stderr
+    assert ledger.history(task.id)[0].actor == "cy"
+
+
+def test_ledger_after_the_subcommand_is_the_ledger(tmp_path: Path) -> None:
+    other = tmp_path / "other-ledger"
+    assert run_cli("init", "--ledger", str(other)).returncode == 0
+    out = run_cli("task", "create", "In the other ledger", "--ledger", str(other), "--json")
+    assert out.returncode == 0, out.stderr
+    listed = run_cli("--ledger", str(other), "task", "list", "--json")
+    assert [t["goal"] for t in json.loads(listed.stdout)] == ["In the other ledger"]
+    # the default ledger (GITLEDGER_DIR of the test) did not get it
+    assert run_cli("task", "list", "--json").stdout.strip() in ("", "[]")
+
+
+def leaf_commands(group: click.Group, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    ctx = click.Context(cli)
+    out: list[tuple[str, ...]] = []
+    for name in group.list_commands(ctx):
+        sub = group.get_command(ctx, name)
+        if isinstance(sub, click.Group):
+            out += leaf_commands(sub, (*path, name))
+            if not sub.invoke_without_command:
+                continue
+        out.append((*path, name))
+    return out
+
+
+def test_every_command_help_says_where_the_global_options_go() -> None:
+    runner = CliRunner()
+    commands = leaf_commands(cli)
+    assert ("task", "claim") in commands and ("mcp",) in commands
+    for path in commands:
+        result = runner.invoke(cli, [*path, "--help"])
+        assert result.exit_code == 0, result.output
+        text = " ".join(result.output.split())
+        assert "--actor TEXT" in text and "--ledger DIRECTORY" in text, path
+        assert "Also accepted before the command." in text, path
+
+
+def test_claim_help_shows_push_as_a_flag_with_an_optional_remote() -> None:
+    result = CliRunner().invoke(cli, ["task", "claim", "--help"])
+    assert "--push [REMOTE]" in result.output
+    assert "--push TEXT" not in result.output

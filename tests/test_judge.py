@@ -312,6 +312,26 @@ def test_contexts_from_a_claude_code_transcript(tmp_path: Path) -> None:
     assert not judge.judge_step(last).judged
 
 
+def test_one_response_is_one_step_even_with_results_between_its_blocks(tmp_path: Path) -> None:
+    # Claude Code writes each block of a response as a record, and when the calls run one by
+    # one each result lands before the next block: the response is still one step.
+    from gitledger.transcripts import read_events
+
+    t = Transcript().user("Fix issues 1 and 2.")
+    t.step("Starting with issue 1.", t_read("a"))
+    t.step("", t_bash("git commit -qam 'Issue 1'"))
+    t.step(
+        "Issue 1 is done. Now issue 2.",
+        ("TaskUpdate", {"taskId": "1", "status": "completed"}),
+        t_read("b"),
+        interleaved=True,
+    )
+    contexts = judge.contexts_from_events(read_events(t.write(tmp_path / "t.jsonl")))
+    assert [c.step.text for c in contexts][-1] == "Issue 1 is done. Now issue 2."
+    assert [c.name for c in contexts[-1].step.calls] == ["TaskUpdate", "Read"]
+    assert judge.judge_step(contexts[-1], floor=0).decision == NEXT
+
+
 def test_a_compaction_starts_a_new_history(tmp_path: Path) -> None:
     contexts = judge.contexts_from_events(
         __import__("gitledger.transcripts", fromlist=["read_events"]).read_events(

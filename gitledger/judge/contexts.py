@@ -97,16 +97,8 @@ def contexts_from_events(events: Iterable[Any], *, window: int | None = None) ->
             state["work"] = True
         group.clear()
 
-    for event in events:
-        if getattr(event, "sidechain", False):
-            continue
+    def take(event: Any) -> None:
         kind = event.kind
-        if kind == "assistant":
-            if event.model:
-                model_name = event.model
-            group.append(event)
-            continue
-        close_group()
         if kind == "tool_result":
             history.append(Message("tool_result", "", (), bool(event.is_error)))
         elif kind == "user":
@@ -121,7 +113,33 @@ def contexts_from_events(events: Iterable[Any], *, window: int | None = None) ->
             state.update(compacted=True, work=False, post_tokens=None, turn_steps=0)
         elif kind == "summary":
             history.append(Message("summary", event.text))
-    close_group()
+
+    # Results (and harness notes) that arrive between two blocks of one response are held: when
+    # the next block belongs to the same response, the step goes on.
+    held: list[Any] = []
+
+    def flush() -> None:
+        close_group()
+        for waiting in held:
+            take(waiting)
+        held.clear()
+
+    for event in events:
+        if getattr(event, "sidechain", False):
+            continue
+        if event.kind == "assistant":
+            if event.model:
+                model_name = event.model
+            if held and not (event.message_id and group[-1].message_id == event.message_id):
+                flush()  # a new response after results: the step before it is over
+            group.append(event)
+            continue
+        if group and group[-1].message_id and event.kind in ("tool_result", "attachment", "system"):
+            held.append(event)
+            continue
+        flush()
+        take(event)
+    flush()
     size = window or window_for(tokens_seen, model_name)
     out = []
     for past, _group, info in steps:

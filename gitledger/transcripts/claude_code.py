@@ -227,6 +227,7 @@ class ClaudeCodeReader:
             self.stats.ignored += 1  # thinking-only or empty blocks
             return
         model = message.get("model")
+        message_id = message.get("id")
         yield Event(
             kind="assistant",
             text=clip("\n".join(texts)),
@@ -236,6 +237,7 @@ class ClaudeCodeReader:
             if isinstance(message.get("stop_reason"), str)
             else None,
             model=model if isinstance(model, str) else None,
+            message_id=message_id if isinstance(message_id, str) else None,
             **common,
         )
 

@@ -93,6 +93,9 @@ class Event:
     session_id: str | None = None
     cwd: str | None = None
     model: str | None = None
+    # The model response an assistant event is part of (Claude Code writes each content block of
+    # one response as a record of its own, and a tool's result can come between them).
+    message_id: str | None = None
     line: int = 0  # 1-based line number in the file it came from
     source: str = ""  # "claude_code", "codex" or "plain"
 

@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import BudgetTooSmall, InvalidInput, LedgerError, NotFound
 from .model import MIN_SHORT_ID, criteria_hash
+from .text import MARKER, fold
 
 if TYPE_CHECKING:
     from .ledger import Ledger
@@ -56,7 +57,6 @@ DEFAULT_BUDGET = 2048
 PRIME_BUDGET = 2000
 MAX_BUDGET = 10_000_000
 MIN_SHORTENED_CHARS = 20
-MARKER = "…"
 
 # Kinds of optional item, in priority order, with their singular and plural names.
 KINDS: dict[str, tuple[str, str]] = {
@@ -82,28 +82,6 @@ _JOINERS = {"\u200d", "\u034f"}  # zero-width joiner, combining grapheme joiner
 
 
 # --- rendering stored text safely ----------------------------------------------------------------
-
-
-def fold(text: str) -> str:
-    """Stored text on one line: whitespace runs become one space, control characters go.
-
-    Line and paragraph separators (``\\n``, U+2028, NEL …) count as whitespace; other control
-    characters become U+FFFD so their presence stays visible; format characters (bidi overrides,
-    zero-width spaces) are dropped, except the joiner inside emoji sequences.
-    """
-    if not text.isprintable():  # only then is there anything but plain spaces to fold
-        table: dict[int, str | None] = {}
-        for ch in set(text):
-            if ch.isspace():
-                table[ord(ch)] = " "
-                continue
-            category = unicodedata.category(ch)
-            if category in ("Cc", "Cs"):
-                table[ord(ch)] = "\ufffd"
-            elif category == "Cf" and ch != "\u200d":
-                table[ord(ch)] = None
-        text = text.translate(table)
-    return " ".join(text.split())
 
 
 def _escape(folded: str) -> str:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput, MissingTool, StorageError
 from .index import OPEN_STATUSES, index_for
+from .text import one_line
 
 if TYPE_CHECKING:
     from .ledger import Ledger
@@ -125,8 +126,7 @@ _COLORS = {
 
 
 def _label(text: str, width: int = 48) -> str:
-    flat = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return one_line(text, width)
 
 
 def graph_mermaid(graph: Graph) -> str:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .errors import InvalidInput
+from .text import one_line
 
 if TYPE_CHECKING:
     from .ledger import Ledger
@@ -252,9 +253,7 @@ def _silence_stdout() -> None:
 
 def note(label: str, message: str) -> None:
     """One line on stderr: ``gitledger LABEL: MESSAGE`` (control characters folded)."""
-    flat = " ".join("".join(c if c.isprintable() else " " for c in message).split())
-    if len(flat) > 300:
-        flat = flat[:299] + "…"
+    flat = one_line(message, 300)
     with contextlib.suppress(OSError, ValueError, AttributeError):
         sys.stderr.write(f"gitledger {label}: {flat}\n")
         sys.stderr.flush()

@@ -73,6 +73,7 @@ from .model import (
     record_from_files,
     render_markdown,
 )
+from .text import cut_words, one_line
 
 TASKS_DIR = "refs/gitledger/tasks"
 TASKS_PREFIX = TASKS_DIR + "/"
@@ -159,24 +160,7 @@ class VerifyReport:
 
 
 def _short(value: Any, width: int = 60) -> str:
-    if value is None or value == "":
-        return "—"
-    text = str(value)
-    if not text.isprintable():
-        text = "".join(c if c.isprintable() else " " for c in text)
-    return _cut_words(" ".join(text.split()), width)
-
-
-def _cut_words(text: str, width: int) -> str:
-    """``text`` in at most ``width`` characters, cut after a whole word and marked with '…'
-    (mid-word only when a single word is longer than a third of the room)."""
-    if len(text) <= width:
-        return text
-    room = text[: width - 1]
-    space = room.rfind(" ")
-    if text[width - 1] != " " and space >= width // 3:  # the room ends inside a word
-        room = room[:space]
-    return room.rstrip(" ,;:") + "…"
+    return one_line(value, width, empty="—", words=True)
 
 
 def task_ref(task_id: str) -> str:
@@ -1160,7 +1144,7 @@ def commit_message(task: Task, changes: list[Change] | None) -> str:
     were added, and a decision's own words, cut after a whole word when they do not fit.
     """
     if changes is None:
-        subject = _cut_words(f"create: {_short(task.goal, 200)}", SUBJECT_WIDTH)
+        subject = cut_words(f"create: {_short(task.goal, 200)}", SUBJECT_WIDTH)
         return f"{subject}\n\nVersion: {task.version}\nTask: {task.id}\n"
     heads = []
     for change in changes:
@@ -1188,7 +1172,7 @@ def commit_message(task: Task, changes: list[Change] | None) -> str:
                 if len(decided) > 1
                 else (f"{subject}, +decisions")
             )
-    subject = _cut_words(subject, SUBJECT_WIDTH)
+    subject = cut_words(subject, SUBJECT_WIDTH)
     body = "\n".join(f"- {c.describe()}" for c in changes)
     return f"{subject}\n\n{body}\n\nVersion: {task.version}\nTask: {task.id}\n"
 

@@ -54,6 +54,7 @@ from .errors import (
 )
 from .gitstore import BulkWriter, RefMoved, ref_tips, refs_stamp
 from .model import ID_PATTERN, FieldCheck, check_text, new_id, record_from_dict
+from .text import one_line
 
 if TYPE_CHECKING:
     from .ledger import Ledger
@@ -937,8 +938,7 @@ def _check_kind(kind: str) -> None:
 
 
 def _short(text: str, width: int = 60) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    return one_line(text, width)
 
 
 def strength_curve(importance: int, uses: int, days: Iterable[float]) -> list[float]:

@@ -32,6 +32,7 @@ from json.encoder import encode_basestring as _encode_string
 from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
 
 from .errors import CorruptRecord, InvalidInput
+from .text import fold
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -496,7 +497,7 @@ def render_markdown(task: Task) -> str:
     """The human view stored beside the record: one field a line, lists as bullets."""
 
     def line(value: object) -> str:
-        return " ".join(str(value).split()) if value not in (None, "") else "—"
+        return fold(str(value)) if value not in (None, "") else "—"
 
     out = [
         f"# {line(task.goal)}",

@@ -431,7 +431,7 @@ def assert_fenced(text: str) -> None:
     headings |= {"RECENT REQUESTS (newest first):", "FILES EDITED:", "EARLIER GOALS:"}
     for line in lines[start + 1 : end]:
         assert line.startswith("- ") or any(line.startswith(h) for h in headings), line
-        assert all(ch.isprintable() for ch in line), line
+        assert all(ch.isprintable() or ch == "\u200d" for ch in line), line  # emoji joiner
 
 
 def test_stored_text_cannot_forge_lines_fences_or_instructions() -> None:

@@ -80,11 +80,3 @@ def actor_of(ctx: click.Context) -> str | None:
 
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2, default=str) + "\n")
-
-
-def one_line(text: str | None, width: int = 72) -> str:
-    """Stored text on one terminal line: control characters folded, long text cut with '…'."""
-    if not text:
-        return ""
-    flat = " ".join("".join(ch if ch.isprintable() else " " for ch in text).split())
-    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"

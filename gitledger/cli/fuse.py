@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ._common import actor_of, errors, json_option, one_line, open_ledger, print_json
+from ..text import one_line
+from ._common import actor_of, errors, json_option, open_ledger, print_json
 
 if TYPE_CHECKING:
     from ..ledger import Ledger

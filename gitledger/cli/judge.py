@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ._common import errors, json_option, one_line, print_json
+from ..text import one_line
+from ._common import errors, json_option, print_json
 
 if TYPE_CHECKING:
     from ..judge.shapes import StepContext

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._common import one_line
+from ..text import one_line
 
 if TYPE_CHECKING:
     from ..ledger import Ledger, Version

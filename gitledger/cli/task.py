@@ -313,7 +313,7 @@ def search_cmd(
     that is not valid FTS5 is searched as plain words.
     """
     from ..index import search_hits
-    from ._common import one_line
+    from ..text import one_line
 
     with errors(as_json):
         ledger = _ledger(ctx)

@@ -47,7 +47,8 @@ from ..agents.settings import (
     settings_path,
     setup_plan,
 )
-from .condense import clean, condense, cut, shorten, shorten_path
+from ..text import cut
+from .condense import clean, condense, shorten, shorten_path
 from .demo import DEMO_BUDGETS, run_demo
 from .extract import Extractor, extract, snapshot_file
 from .hook import read_hook_payload, session_start_output

@@ -7,6 +7,8 @@ import re
 from collections.abc import Iterator
 from functools import lru_cache
 
+from ..text import cut, fold
+
 _REMINDER_RE = re.compile(
     r"<(system-reminder|ide_selection|ide_opened_file|ide_diagnostics)>.*?</\1>", re.S
 )
@@ -17,25 +19,9 @@ _LINE_NUMBER_RE = re.compile(r"^\s*\d+[→\t]", re.M)
 
 def clean(text: str) -> str:
     """One line of data: reminders dropped, control characters folded, whitespace collapsed."""
-    text = _REMINDER_RE.sub(" ", text)
-    text = "".join(ch if ch.isprintable() else " " for ch in text)
-    text = " ".join(text.split())
+    text = fold(_REMINDER_RE.sub(" ", text))
     # A fence inside stored text must not close ours.
     return text.replace("~~~", "~ ~ ~").replace("```", "` ` `")
-
-
-def cut(text: str, limit: int) -> str:
-    """``text`` in at most ``limit`` UTF-8 bytes, cut at a word boundary with '…'."""
-    data = text.encode("utf-8")
-    if len(data) <= limit:
-        return text
-    if limit < 4:
-        return ""
-    head = data[: limit - 3].decode("utf-8", errors="ignore")
-    space = head.rfind(" ")
-    if space > len(head) * 0.6:
-        head = head[:space]
-    return head.rstrip(" ,;:-…") + "…"
 
 
 _FILLER_WORDS_RE = re.compile(

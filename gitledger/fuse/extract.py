@@ -9,8 +9,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from ..text import cut
 from ..transcripts import Event, ReadStats, read_events
-from .condense import _TAG_RE, _norm, _sentences, clean, cut
+from .condense import _TAG_RE, _norm, _sentences, clean
 from .rules import (
     _BD_CHILD_RE,
     _BD_CLOSE_RE,

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from ..errors import InvalidInput
+from ..text import cut
 from .condense import (
     _clauses,
     _dense,
@@ -15,7 +16,6 @@ from .condense import (
     _word_salience,
     clean,
     condense,
-    cut,
     shorten_path,
 )
 from .snapshot import (

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, LedgerError, NotFound
-from .condense import _norm, clean, cut
+from ..text import cut
+from .condense import _norm, clean
 from .extract import snapshot_file
 from .render import check_budget, render
 from .snapshot import DEFAULT_BUDGET, FORMAT_VERSION, FUSE_REF_PREFIX, Snapshot

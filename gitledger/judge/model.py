@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..text import one_line
 from .calls import TaskList
 from .shapes import NEXT, SAME, Call, Message, StepContext, Verdict
 
@@ -60,8 +61,7 @@ Write one sentence of reasoning, then the verdict alone on the last line: NEXT o
 
 
 def _line(text: str, limit: int = LINE_CHARS) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def _block(text: str, limit: int) -> str:

@@ -521,3 +521,73 @@ def test_step_command_on_a_payload_recorded_from_claude_code() -> None:
     data = json.loads(invoke("judge", "step", "--json", input=raw).output)  # type: ignore[attr-defined]
     assert data["decision"] == "NEXT" and data["judged"] is True
     assert data["fill"] == 45.5
+
+
+# --- pieces named by short codes, headings, checkups and recaps ----------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "R2 checked, the suite is green. Launch R3 (the parser cache).",
+        "#4 is fixed. Now fix #5, the retry loop.",
+        "Item 1 is complete. Now let me address item 2, the flaky timer.",
+    ],
+)
+def test_short_codes_and_verbs_of_taking_up_a_piece(text: str) -> None:
+    verdict = rules([said("Starting with the first one.")], text, Call("Read", {"file_path": "x"}))
+    assert verdict.decision == NEXT, verdict
+
+
+def test_a_new_heading_after_changing_files_for_the_last_one_is_next() -> None:
+    history = [
+        said("K1 — the cache keeps stale keys:", edit("cache.py")),
+        said("", edit("cache.py")),
+    ]
+    verdict = rules(
+        history, "K2 — the retry loop never backs off:", Call("Read", {"file_path": "r"})
+    )
+    assert verdict.decision == NEXT and verdict.rule == "next-heading"
+
+
+def test_a_new_heading_without_any_change_for_the_last_one_is_not_next() -> None:
+    history = [said("K1 — the cache keeps stale keys:", Call("Read", {"file_path": "c"}))]
+    verdict = rules(
+        history, "K2 — the retry loop never backs off:", Call("Read", {"file_path": "r"})
+    )
+    assert verdict.decision == SAME
+
+
+def test_a_heading_for_a_piece_of_the_same_group_is_not_a_move() -> None:
+    history = [said("K1/K2 — both in the cache:", edit("cache.py"))]
+    verdict = rules(history, "K2 — now the eviction half:", Call("Read", {"file_path": "c"}))
+    assert verdict.decision == SAME
+
+
+def test_a_piece_mentioned_inside_a_paragraph_is_not_a_heading() -> None:
+    history = [said("Starting with step 2.", edit("a.py")), said("Step 2 works.")]
+    verdict = rules(
+        history,
+        "Looks right. Let me check one more path. Step 4 reads this value too, so I will look.",
+        Call("Read", {"file_path": "b"}),
+    )
+    assert verdict.decision == SAME
+
+
+def test_turning_to_a_final_check_is_not_a_move() -> None:
+    history = [said("Phase 3: the writer.", edit("w.py")), said("Phase 3 done.")]
+    verdict = rules(history, "Phase 4 — final verification of everything.", t_call_bash("make"))
+    assert verdict.decision == SAME and verdict.rule == "checkup" and verdict.unsure
+
+
+def test_a_list_of_pieces_is_a_recap() -> None:
+    verdict = rules(
+        [said("Starting with task 1.", edit("a.py"))],
+        "Task 1 is committed. What is left:\n- Task 2: the parser\n- Task 3: the docs",
+        Call("Read", {"file_path": "x"}),
+    )
+    assert verdict.decision == SAME and verdict.rule == "recap"
+
+
+def t_call_bash(command: str) -> Call:
+    return Call("Bash", {"command": command})

@@ -33,19 +33,26 @@ class _Lazy:
         return getattr(self._compiled, name)
 
 
-_NOUN = r"(?:issues?|tasks?|items?|tickets?|bugs?|todos?|problems?|questions?|steps?|phases?)"
+_NOUN = (
+    r"(?:issues?|tasks?|items?|tickets?|bugs?|todos?|problems?|questions?|steps?|phases?|"
+    r"findings?|fix(?:es)?|scenarios?|comments?|points?|concerns?|suggestions?)"
+)
 _NUM_REF = rf"{_NOUN}\s*#?\s*(\d+)"
 _PART_REF = r"parts?\s*\(?([a-hA-H]|\d+)\)?(?![\w])"
 _CJK_REF = r"(?:第\s*(\d+)\s*(?:个|项|項|号)|(?:问题|任务|事项)\s*#?\s*(\d+))"
 # A piece reference: issue 4, task #2, part (b), 第 4 个.
 # Patterns without IGNORECASE run on lowercased text (Python's re is several times slower with it).
-PIECE_RE = re.compile(rf"\b{_NUM_REF}|\b{_PART_REF}|{_CJK_REF}")
+# A short code for a piece (T3, F7, #4): a letter and one or two digits, or a number after #.
+_CODE_REF = r"\b([a-z]\d{1,2})(?![\w.])|(?<![\w&])#(\d+)\b"
+PIECE_RE = re.compile(rf"\b{_NUM_REF}|\b{_PART_REF}|{_CJK_REF}|{_CODE_REF}")
 
 _START_WORDS = (
     r"now|next(?:\s+(?:is|up|comes))?|up next|on to|onto|moving(?:\s+on)?\s+to|move(?:\s+on)?\s+to|"
     r"turning to|turn to|starting(?:\s+(?:with|on))?|start(?:\s+(?:with|on))?|begin(?:ning)?"
     r"(?:\s+with)?|then|proceed(?:ing)?\s+to|i'?m (?:now )?on|i am (?:now )?on|"
-    r"(?:i'?ve )?started(?:\s+on)?|working on|last is|the last one,?|last,?"
+    r"(?:i'?ve )?started(?:\s+on)?|working on|last is|the last one,?|last,?|"
+    r"launch(?:ing)?|dispatch(?:ing)?(?:\s+\S+){0,4}?\s+for|address(?:ing)?|tackl(?:e|ing)|"
+    r"fix(?:ing)?|handl(?:e|ing)|proceed(?:ing)?\s+with|continu(?:e|ing)\s+with"
 )
 # "now issue 4", "moving on to task 2", "I'm on issue 5", "Next is Issue 25".
 # Read on the few words before each piece reference, which is much cheaper than the whole text.
@@ -61,7 +68,8 @@ START_CJK_RE = re.compile(
 # A sentence that opens with the piece and does not say it is done turns to it: "Issue 16:
 # GROUPING() type", "Issue 1.", "Issue 5 is the largest so far", "第 14 个问题：…".
 HEADING_RE: Any = _Lazy(
-    rf"^[\s*_#>-]*(?:{_NUM_REF}|{_PART_REF}|{_CJK_REF}(?:问题|任务|事项)?)(?!\s*(?:and|or|&|,|–|-)\s*\d)"
+    rf"^[\s*_#>-]*(?:{_NUM_REF}|{_PART_REF}|{_CJK_REF}(?:问题|任务|事项)?|{_CODE_REF})"
+    r"(?!\s*(?:and|or|&|,|–|-)\s*\d)"
 )
 # "before moving on to issue 22", "a checkpoint before Issue 11": the move is announced for later.
 DEFER_RE = re.compile(
@@ -135,8 +143,19 @@ def _starts_of(text: str) -> tuple[str, ...]:
     return tuple(started_pieces(text)) if _MAYBE_PIECE.search(text) else ()
 
 
-def started_pieces(text: str) -> list[str]:
-    """The pieces the text says it turns to, in order (announced-for-later moves left out)."""
+_SET_OFF = re.compile(r"\s*(?:[:.—–()]|-\s|\*\*|$)")
+
+
+@lru_cache(maxsize=8192)
+def headings_of(text: str) -> tuple[str, ...]:
+    """The pieces the text opens a heading for ("Issue 4:", "**Item 2: …**", "F7 — …")."""
+    text = text[:TEXT_LIMIT]
+    return tuple(started_pieces(text, headings=True)) if _MAYBE_PIECE.search(text) else ()
+
+
+def started_pieces(text: str, *, headings: bool = False) -> list[str]:
+    """The pieces the text says it turns to, in order (announced-for-later moves left out);
+    with ``headings``, only those it opens a heading for."""
     lowered = text.lower()
     if not _MAYBE_PIECE.search(lowered):
         return []
@@ -145,23 +164,31 @@ def started_pieces(text: str) -> list[str]:
     if not refs:
         return []
     found: list[tuple[int, str]] = []
-    for match in refs:
+    for match in refs if not headings else ():
         ident = _piece_ids(match)
         if ident and START_BEFORE_RE.search(cleaned, max(0, match.start() - 48), match.start()):
             found.append((match.start(), ident))
-    if "第" in cleaned or "问题" in cleaned or "任务" in cleaned:
+    if not headings and ("第" in cleaned or "问题" in cleaned or "任务" in cleaned):
         for match in START_CJK_RE.finditer(cleaned):
             ident = _piece_ids(match)
             if ident:
                 found.append((match.start(), ident))
-    for match in START_BARE_RE.finditer(cleaned):
+    for match in START_BARE_RE.finditer(cleaned) if not headings else ():
         found.append((match.start(), match.group(1)))
     offset = 0
     for sentence in sentences(cleaned):
         where = cleaned.find(sentence, offset)
         offset = max(offset, where)
         heading = HEADING_RE.match(sentence)
-        if heading and not _claims_done(sentence):
+        # A heading opens a line, or sets its piece off ("Issue 4:", "F7 — …"); "Phase 5 calls
+        # it again" inside a paragraph only mentions the piece.
+        if (
+            heading
+            and (
+                where <= 0 or cleaned[where - 1] == "\n" or _SET_OFF.match(sentence, heading.end())
+            )
+            and not _claims_done(sentence)
+        ):
             ident = _piece_ids(heading)
             if ident:
                 found.append((max(where, 0), ident))
@@ -231,3 +258,19 @@ def asks_person(step: Step) -> bool:
     # A question to the person is the step's last sentence; a rhetorical "why?" mid-analysis is not.
     tail = sentences(step.text)[-1:] if step.text.strip() else []
     return bool(tail and tail[0].rstrip().endswith(("?", "？")) and not step.calls)
+
+
+# A piece that only checks what is done: the wrap-up, not a piece of its own.
+CHECKUP_RE = re.compile(
+    r"\b(?:final|verif(?:y|ication|ying)|sanity|lint(?:ing)?|wrap(?:-|\s)?up|double-check|"
+    r"full (?:test )?suite|regression check)\b",
+    re.IGNORECASE,
+)
+
+
+def is_checkup(text: str, piece: str) -> bool:
+    """Whether the sentence that turns to ``piece`` describes a check of the work done."""
+    for sentence in sentences(text[:TEXT_LIMIT]):
+        if piece in piece_refs(sentence):
+            return bool(CHECKUP_RE.search(sentence))
+    return False

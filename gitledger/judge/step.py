@@ -12,7 +12,7 @@ from typing import Any
 
 from . import calls, pieces
 from .calls import TASK_TOOLS, TaskList, _kind
-from .pieces import _starts_of, _text_facts, asks_person
+from .pieces import _starts_of, _text_facts, asks_person, headings_of, is_checkup
 from .shapes import (
     DEFAULT_FLOOR,
     HYSTERESIS_POINTS,
@@ -37,6 +37,9 @@ class _Thread:
 
     current: str | None = None  # the piece in hand
     closed: bool = False  # the piece in hand was just finished, nothing done since
+    by_heading: bool = False  # the piece in hand was opened with a heading ("F7 — …")
+    worked: bool = False  # files were changed since the piece in hand was taken up
+    group: frozenset[str] = frozenset()  # the pieces named where it was taken up ("F2/F3/F6")
     tasks: TaskList = field(default_factory=TaskList)
 
 
@@ -70,6 +73,9 @@ def _follow(history: Sequence[Message]) -> _Thread:
             if fresh:
                 thread.current = fresh[-1]
                 thread.closed = False
+                thread.by_heading = thread.current in headings_of(message.text)
+                thread.worked = False
+                thread.group = frozenset(facts.refs)
             for done in facts.done:
                 if done.unnamed:
                     continue
@@ -80,9 +86,11 @@ def _follow(history: Sequence[Message]) -> _Thread:
             kind = _kind(call)
             if kind == "commit" or any(new == "completed" for _, _, new in changes):
                 thread.closed = True
-            elif kind == "write" and not message.text.strip():
-                # Silent edits after a finish: the next piece is already under way.
-                thread.closed = False
+            elif kind == "write":
+                thread.worked = True
+                if not message.text.strip():
+                    # Silent edits after a finish: the next piece is already under way.
+                    thread.closed = False
     return thread
 
 
@@ -96,6 +104,13 @@ def judge_rules(history: Sequence[Message], step: Step) -> Verdict:
     thread = _follow(history)
     facts = _text_facts(text)
     starts = [p for p in facts.starts if p != thread.current]
+    if len(set(headings_of(text))) >= 2:
+        # A heading for each of several pieces: a recap or a plan, not a move (but worth a look).
+        return Verdict(SAME, "the step lists several pieces: a recap", "recap", unsure=True)
+    if starts and is_checkup(text, starts[-1]):
+        return Verdict(
+            SAME, "the step turns to a check of the work done, not a piece", "checkup", unsure=True
+        )
     if starts:
         target = starts[-1]
         finished_here = [d for d in facts.done if d.generic or d.unnamed or target not in d.pieces]
@@ -110,6 +125,20 @@ def judge_rules(history: Sequence[Message], step: Step) -> Verdict:
                 NEXT,
                 f"piece {thread.current} was just finished and the step starts piece {target}",
                 "starts-next",
+            )
+        if (
+            thread.current is not None
+            and thread.by_heading
+            and thread.worked
+            and target in headings_of(text)
+            and target not in thread.group
+        ):
+            # Working down a list heading by heading: a new heading after changing files for the
+            # last one closes it.
+            return Verdict(
+                NEXT,
+                f"piece {thread.current} was worked on and the step opens piece {target}",
+                "next-heading",
             )
     completed: list[str] = []
     started: list[str] = []
@@ -237,5 +266,6 @@ def judge_step(
 def clear_caches() -> None:
     """Forget cached parses (the benchmark times each step cold)."""
     calls._bash_kind.cache_clear()
+    pieces.headings_of.cache_clear()
     pieces._text_facts.cache_clear()
     pieces._starts_of.cache_clear()

@@ -205,13 +205,11 @@ class Ledger:
             location = paths.discover(cwd)
         if location is None:
             if not create:
-                raise NoLedger("No ledger here. Run 'gitledger init' or pass --ledger PATH.")
+                raise NoLedger(paths.missing_ledger(None))
             location = paths.default_location(cwd)
         if not (location.path / "HEAD").exists():
             if not create:
-                raise NoLedger(
-                    f"No ledger at {location.path} yet. Run 'gitledger init' or pass --ledger PATH."
-                )
+                raise NoLedger(paths.missing_ledger(location))
             GitStore.init(location.path)
         return cls(
             GitStore(location.path),
@@ -888,7 +886,9 @@ class Ledger:
     def _gates(self, current: Task, new: Task, changes: list[Change]) -> None:
         added_decision = len(new.decisions) > len(current.decisions)
         for name in ("goal", "criteria"):
-            if getattr(new, name) != getattr(current, name) and not added_decision:
+            # A first value (criteria set on a task that had none) changes nothing agreed.
+            before = getattr(current, name)
+            if before and getattr(new, name) != before and not added_decision:
                 raise GateRefused(
                     f"Changing the {name} needs a decision saying why: add --decision TEXT to "
                     f"the same update."

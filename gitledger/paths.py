@@ -96,6 +96,26 @@ def default_location(path: Path | None = None) -> Location:
     return Location(target / WORKSPACE_DIR, "workspace", target)
 
 
+def missing_ledger(location: Location | None) -> str:
+    """What to say when there is no ledger where one was looked for, and what to do about it.
+
+    One rule for every command (``where`` included, which exits 1 like the others): no ledger at
+    the place this folder uses is an error whose message names that place and the fix for how
+    it was chosen, never advice to pass an option the user already passed.
+    """
+    if location is None:
+        return (
+            "No ledger here (this folder is in no Git work tree and has no .gitledger/). "
+            "Run 'gitledger init' to make one here, or pass --ledger PATH."
+        )
+    if location.kind == "explicit":
+        return (
+            f"No ledger at {location.path} (named by --ledger or {ENV_LEDGER}). Check the path, "
+            f"or create a ledger there with 'gitledger --ledger {location.path} init'."
+        )
+    return f"No ledger at {location.path} yet. Run 'gitledger init' to create it."
+
+
 def user_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "gitledger"

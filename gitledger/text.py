@@ -16,6 +16,8 @@ handoff, written into a commit subject or a graph label, it goes through one of 
 ``cut(text, limit)``
     ``text`` in at most ``limit`` UTF-8 bytes, cut at a word boundary with "…": for budgets
     counted in bytes (the fuse's restored context).
+``plural(n, noun)``
+    a count and the noun that agrees with it ("1 task", "2 tasks"), for every summary line.
 """
 
 from __future__ import annotations
@@ -90,3 +92,8 @@ def cut(text: str, limit: int) -> str:
 
 
 __all__ = ["MARKER", "ZWJ", "cut", "cut_words", "fold", "one_line"]
+
+
+def plural(n: int, singular: str, plural: str | None = None) -> str:
+    """``n`` and the noun that agrees with it: "1 task", "2 tasks", "1 entry", "3 entries"."""
+    return f"{n} {singular if n == 1 else plural or singular + 's'}"

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import click
+import pytest
 from click.testing import CliRunner
 from conftest import run_cli
 
@@ -64,3 +66,48 @@ def test_claim_help_shows_push_as_a_flag_with_an_optional_remote() -> None:
     result = CliRunner().invoke(cli, ["task", "claim", "--help"])
     assert "--push [REMOTE]" in result.output
     assert "--push TEXT" not in result.output
+
+
+# --- one rule for a missing ledger: exit 1, the message names the place and the right fix -------
+
+
+def test_where_exits_1_without_a_ledger_inside_git_and_outside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITLEDGER_DIR")
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    inside = run_cli("where", cwd=repo)
+    assert inside.returncode == 1, inside.stdout
+    assert inside.stdout == ""
+    assert "No ledger at" in inside.stderr and "Run 'gitledger init' to create it" in inside.stderr
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    out = run_cli("where", cwd=outside)
+    assert out.returncode == 1 and out.stdout == ""
+    assert "No ledger here" in out.stderr
+    assert run_cli("init", cwd=repo).returncode == 0
+    found = run_cli("where", cwd=repo)
+    assert found.returncode == 0 and found.stdout.strip().endswith("gitledger")
+    assert json.loads(run_cli("where", "--json", cwd=repo).stdout)["exists"] is True
+
+
+def test_a_missing_ledger_path_is_not_told_to_pass_ledger(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-ledger"
+    for args in (
+        ("--ledger", str(missing), "task", "list"),
+        ("task", "list", "--ledger", str(missing)),
+        ("--ledger", str(missing), "where"),
+    ):
+        out = run_cli(*args)
+        assert out.returncode == 1, args
+        assert f"No ledger at {missing}" in out.stderr, args
+        assert "pass --ledger" not in out.stderr, args
+        assert f"gitledger --ledger {missing} init" in out.stderr, args
+    assert not missing.exists()
+
+
+def test_counts_agree_with_their_nouns(ledger: Ledger) -> None:
+    ledger.create("only one")
+    out = run_cli("verify")
+    assert out.returncode == 0 and out.stdout.strip() == "Checked 1 task, 1 version: ok."

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -156,6 +157,35 @@ def test_status_link_and_restore_with_the_linked_task(ledger: Any) -> None:
     assert "s1" in listing.output and "link" in listing.output
     bad = run("fuse", "link", "nosuchtask", "--session", "s1")
     assert bad.exit_code == 1
+
+
+def test_linked_task_notes_are_single_bullets_with_their_kind(ledger: Any) -> None:
+    task = ledger.create("Ship the invoices export", criteria="CSV downloads from the page")
+    ledger.update(task.id, notes=["CI slow today"], decisions=["Export from the read replica"])
+    run("fuse", "save", "--transcript", str(TRANSCRIPT), "--session", "s1")
+    run("fuse", "link", task.id[:10], "--session", "s1")
+    text = run("fuse", "restore", "--session", "s1", "--plain").output
+    assert "- - " not in text
+    assert '- note: "CI slow today"' in text
+    assert '- decision: "Export from the read replica"' in text
+
+
+def test_save_summary_counts_in_words_that_agree(isolated: Path, tmp_path: Path) -> None:
+    one = tmp_path / "one.jsonl"
+    one.write_text(
+        json.dumps({"role": "user", "content": "Fix the login bug. Never touch the schema."})
+        + "\n"
+        + json.dumps(
+            {"role": "assistant", "content": "Decided: patch the handler, because it is small."}
+        )
+        + "\n"
+    )
+    saved = run("fuse", "save", "--transcript", str(one), "--session", "p1")
+    assert saved.exit_code == 0, saved.output
+    assert (
+        re.search(r"\b1 (constraint|decision|open item|file|event|line)s\b", saved.output) is None
+    )
+    assert re.search(r"\b(0|[2-9]|\d\d+) (constraint|decision|event)\b", saved.output) is None
 
 
 def test_demo_reports_probes_per_budget(isolated: Path) -> None:

@@ -231,6 +231,20 @@ def test_goal_and_criteria_changes_need_a_decision(ledger: Ledger) -> None:
     assert ok.goal == "other"
 
 
+def test_a_first_value_of_criteria_needs_no_decision(ledger: Ledger, cli) -> None:  # type: ignore[no-untyped-def]
+    task = ledger.create("goal")
+    assert ledger.update(task.id, criteria="tests pass").criteria == "tests pass"
+    with pytest.raises(GateRefused, match="decision"):
+        ledger.update(task.id, criteria="")  # clearing agreed criteria is a change
+    with pytest.raises(GateRefused, match="decision"):
+        ledger.update(task.id, criteria="tests and docs pass")
+    # and on the command line, as a user meets it
+    other = ledger.create("second goal")
+    out = cli("task", "update", other.id[:8], "--criteria", "it ships")
+    assert out.returncode == 0, out.stderr
+    assert ledger.show(other.id).criteria == "it ships"
+
+
 def test_cancel_needs_a_decision_and_blocked_needs_a_blocker(ledger: Ledger) -> None:
     task = ledger.create("goal")
     with pytest.raises(GateRefused, match="decision"):

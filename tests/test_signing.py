@@ -11,6 +11,8 @@ import json
 import os
 import shutil
 import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -228,12 +230,55 @@ def test_bulk_import_writes_unsigned_versions_and_verify_says_so(
 # --- OpenPGP, when gpg is installed ------------------------------------------------------------
 
 
+def gpg_daemons(home: Path) -> list[str]:
+    """Processes (gpg-agent, keyboxd, dirmngr) serving the keyring at ``home``."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if args and Path(args[0].decode(errors="replace")).name in GPG_DAEMONS:
+            try:
+                env = (proc / "environ").read_bytes().split(b"\0")
+            except OSError:
+                env = []
+            if str(home).encode() in b" ".join(args) or f"GNUPGHOME={home}".encode() in env:
+                found.append(proc.name)
+    return found
+
+
+GPG_DAEMONS = {"gpg-agent", "keyboxd", "dirmngr"}
+
+
+def stop_gpg_daemons(home: Path) -> None:
+    """What gpg started for a test's keyring ends with the test (gpg leaves its agent running)."""
+    if shutil.which("gpgconf"):
+        subprocess.run(
+            ["gpgconf", "--kill", "all"],
+            env={**os.environ, "GNUPGHOME": str(home)},
+            capture_output=True,
+            timeout=30,
+        )
+
+
 @pytest.fixture
-def gpg_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+def gnupg_homes() -> Iterator[list[Path]]:
+    homes: list[Path] = []
+    yield homes
+    for home in homes:
+        stop_gpg_daemons(home)
+
+
+@pytest.fixture
+def gpg_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gnupg_homes: list[Path]) -> str:
     if shutil.which("gpg") is None:
         pytest.skip("needs gpg")
     home = tmp_path / "gnupg"
     home.mkdir(mode=0o700)
+    gnupg_homes.append(home)
     monkeypatch.setenv("GNUPGHOME", str(home))
     subprocess.run(
         [
@@ -276,15 +321,53 @@ def test_gpg_signed_writes_verify(ledger: Ledger, gpg_key: str) -> None:
 
 
 def test_gpg_signature_by_an_unknown_key_is_reported(
-    ledger: Ledger, gpg_key: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ledger: Ledger,
+    gpg_key: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    gnupg_homes: list[Path],
 ) -> None:
     git(ledger, "config", "gitledger.sign", "true")
     git(ledger, "config", "user.signingKey", gpg_key)
     reopen(ledger).create("signed with gpg")
     other = tmp_path / "other-gnupg"
     other.mkdir(mode=0o700)
+    gnupg_homes.append(other)
     monkeypatch.setenv("GNUPGHOME", str(other))  # a keyring that does not know the key
     git(ledger, "config", "gitledger.requireSigned", "true")
     report = reopen(ledger).verify()
     assert len(report.problems) == 1 and "not in your keyring" in report.problems[0].message
     assert os.environ["GNUPGHOME"] == str(other)
+
+
+def test_the_gpg_agent_a_signing_test_starts_is_stopped(ledger: Ledger, tmp_path: Path) -> None:
+    """The teardown of ``gpg_key`` (``stop_gpg_daemons``) leaves no daemon on the test's keyring."""
+    if shutil.which("gpg") is None or shutil.which("gpgconf") is None:
+        pytest.skip("needs gpg and gpgconf")
+    home = tmp_path / "gnupg-started"
+    home.mkdir(mode=0o700)
+    env = {**os.environ, "GNUPGHOME": str(home)}
+    subprocess.run(
+        [
+            "gpg",
+            "--batch",
+            "--passphrase",
+            "",
+            "--quick-gen-key",
+            EMAIL,
+            "ed25519",
+            "sign",
+            "never",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+        env=env,
+    )
+    assert gpg_daemons(home), "gpg started no agent: nothing here to stop"
+    stop_gpg_daemons(home)
+    for _ in range(50):
+        if not gpg_daemons(home):
+            break
+        time.sleep(0.1)
+    assert gpg_daemons(home) == []

@@ -758,3 +758,23 @@ def test_a_claim_is_not_won_when_integration_left_the_remote_version_for_later(
     assert len(calls) >= 2
     assert a.show(task.id).owner == "bob"
     assert Ledger.open(remote).show(task.id).owner == "bob"
+
+
+def test_a_backup_to_a_remote_with_newer_work_reports_one_outcome(tmp_path: Path) -> None:
+    """One rule: a backup that left refs behind says so in its summary, and exits 3 saying why."""
+    remote = tmp_path / "remote.git"
+    a, b = make_ledger(tmp_path / "a", "alice"), make_ledger(tmp_path / "b", "bob")
+    shared = a.create("worked on by both")
+    sync.backup(a, str(remote))
+    sync.restore(b, str(remote))
+    b.update(shared.id, notes=["bob's newer work"])
+    sync.backup(b, str(remote))
+    a.update(shared.id, notes=["alice's work"])
+    a.create("only alice has this")
+    out = run_cli("--ledger", str(a.path), "backup", str(remote))
+    assert out.returncode == 3, out.stdout + out.stderr
+    assert out.stdout.startswith("Backed up only part of the ledger to"), out.stdout
+    assert "1 pushed, 1 not pushed (the remote has newer work on them)" in out.stdout
+    assert "Run 'gitledger sync'" in out.stderr
+    # bob's work on the remote is untouched
+    assert {n.text for n in Ledger.open(remote).show(shared.id).notes} == {"bob's newer work"}

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from ..text import plural
 from ._common import errors, json_option, open_ledger, print_json
 
 
@@ -47,8 +48,8 @@ def init_cmd(ctx: click.Context, path: Path | None, as_json: bool) -> None:
 def where_cmd(ctx: click.Context, as_json: bool) -> None:
     """Print the path of the ledger this folder uses.
 
-    Review a task's history with plain Git:
-    git --git-dir "$(gitledger where)" log -p refs/gitledger/tasks/ID
+    Exits 1, as every command does, when there is no ledger there yet (the message names where
+    'gitledger init' would make it). Read a task's history: gitledger log ID -p.
     """
     from .. import paths
     from ..errors import NoLedger
@@ -60,15 +61,14 @@ def where_cmd(ctx: click.Context, as_json: bool) -> None:
         else:
             found = paths.discover()
             if found is None:
-                raise NoLedger("No ledger here. Run 'gitledger init' or pass --ledger PATH.")
+                raise NoLedger(paths.missing_ledger(None))
             location = found
-        exists = (location.path / "HEAD").exists()
+        if not (location.path / "HEAD").exists():
+            raise NoLedger(paths.missing_ledger(location))
     if as_json:
-        print_json({"path": str(location.path), "kind": location.kind, "exists": exists})
+        print_json({"path": str(location.path), "kind": location.kind, "exists": True})
         return
     click.echo(str(location.path))
-    if not exists:
-        click.echo("(not created yet: run 'gitledger init')", err=True)
 
 
 @click.command("verify")
@@ -86,8 +86,11 @@ def verify_cmd(ctx: click.Context, as_json: bool) -> None:
     else:
         for problem in report.problems:
             click.echo(f"BAD  {problem.ref}: {problem.message}")
-        verdict = "ok" if report.ok else f"{len(report.problems)} problem(s)"
-        click.echo(f"Checked {report.tasks} tasks, {report.versions} versions: {verdict}.")
+        verdict = "ok" if report.ok else plural(len(report.problems), "problem")
+        click.echo(
+            f"Checked {plural(report.tasks, 'task')}, {plural(report.versions, 'version')}: "
+            f"{verdict}."
+        )
     if not report.ok:
         ctx.exit(1)
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..text import one_line
+from ..text import one_line, plural
 from ._common import actor_of, errors, json_option, open_ledger, print_json
 
 if TYPE_CHECKING:
@@ -112,9 +112,10 @@ def save_cmd(
     snap = saved.snapshot
     click.echo(
         f"Saved {saved.commit[:12]} on refs/gitledger/fuse/{saved.session}: "
-        f"{len(snap.open_items)} open items, {len(snap.constraints)} constraints, "
-        f"{len(snap.decisions)} decisions, {len(snap.files_edited)} files "
-        f"({snap.stats.get('events', 0)} events, {snap.stats.get('skipped', 0)} lines skipped)."
+        f"{plural(len(snap.open_items), 'open item')}, {plural(len(snap.constraints), 'constraint')}, "
+        f"{plural(len(snap.decisions), 'decision')}, {plural(len(snap.files_edited), 'file')} "
+        f"({plural(snap.stats.get('events', 0), 'event')}, "
+        f"{plural(snap.stats.get('skipped', 0), 'line')} skipped)."
     )
     click.echo(f"Restore it: gitledger fuse restore --session {saved.session} --plain")
 

@@ -9,6 +9,7 @@ from typing import IO
 
 import click
 
+from ..text import plural
 from ._common import actor_of, errors, json_option, open_ledger, print_json
 
 
@@ -32,12 +33,12 @@ def rebuild_cmd(ctx: click.Context, as_json: bool) -> None:
         print_json({**status.to_dict(), "seconds": round(stats.seconds, 3)})
     else:
         click.echo(
-            f"Indexed {status.tasks} tasks in {stats.seconds:.2f} s "
+            f"Indexed {plural(status.tasks, 'task')} in {stats.seconds:.2f} s "
             f"({status.size_bytes / 1e6:.1f} MB at {status.path})."
         )
         if status.problems:
             click.echo(
-                f"warning: {status.problems} refs could not be read; run 'gitledger verify'.",
+                f"warning: {plural(status.problems, 'ref')} could not be read; run 'gitledger verify'.",
                 err=True,
             )
 
@@ -162,7 +163,7 @@ def import_cmd(ctx: click.Context, file: IO[str], quiet: bool, as_json: bool) ->
     else:
         click.echo(
             f"Imported {report.created} new, {report.updated} updated, {report.unchanged} "
-            f"unchanged ({report.versions} versions written) in {report.seconds:.2f} s "
+            f"unchanged ({plural(report.versions, 'version')} written) in {report.seconds:.2f} s "
             f"({report.tasks_per_second:,.0f} tasks/s)."
         )
         for ref in report.conflicts:
@@ -203,4 +204,7 @@ def export_cmd(
     for ref, message in stats.problems[:5]:
         click.echo(f"warning: skipped {ref}: {message}", err=True)
     if output is not None:
-        click.echo(f"Exported {stats.tasks} tasks ({stats.versions} versions).", err=True)
+        click.echo(
+            f"Exported {plural(stats.tasks, 'task')} ({plural(stats.versions, 'version')}).",
+            err=True,
+        )

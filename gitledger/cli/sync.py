@@ -52,10 +52,15 @@ def _render(report: SyncReport, verb: str) -> None:
         ("merged", report.merged),
         ("kept (local ahead)", report.kept),
         ("pushed", report.pushed),
+        ("not pushed (the remote has newer work on them)", report.remote_ahead),
     ):
         if items:
             parts.append(f"{len(items)} {label}")
     summary = ", ".join(parts) if parts else "nothing to do, already in step"
+    if report.remote_ahead:
+        # One outcome per run: a backup that left refs behind says so on its own line too, so
+        # "Backed up" is never followed by the error that it was not.
+        verb = "Backed up only part of the ledger to"
     click.echo(f"{verb} {report.remote}: {summary} ({report.seconds:.2f} s).")
     for task_id, fields in sorted(report.conflicts.items()):
         click.echo(

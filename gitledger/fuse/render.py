@@ -390,13 +390,14 @@ class _Packer:
                 if 0 < n < len(item.encode())
             )
         if self.terse and left:
-            return f"Left out: {sum(left.values())} items."
+            total = sum(left.values())
+            return f"Left out: {total} item{'' if total == 1 else 's'}."
         listed = ", ".join(f"{n} {noun}" for noun, n in left.items())
         if self.small:  # the short headings name the kinds: "Left out: RULES 1, DECIDED 2."
             listed = ", ".join(f"{noun} {n}" for noun, n in left.items())
         parts = [f"Left out: {listed}." if left else "Nothing left out."]
         if shortened and not self.small:
-            parts.append(f"{shortened} items shortened.")
+            parts.append(f"{shortened} item{'' if shortened == 1 else 's'} shortened.")
         if (left or shortened) and not self.small:
             parts.append(self.more)
         return " ".join(parts)

@@ -160,6 +160,26 @@ def sessions(ledger: Ledger) -> list[tuple[str, str]]:
     return [(session, tip) for _, session, tip in found]
 
 
+# The restore lists the linked task's lines as "- " items, so the handoff's own list items
+# ("decisions:" then "- ...") would show as "- - ...": each item carries its kind instead.
+_ITEM_LABELS = {"decisions": "decision", "notes": "note", "related": "related", "memory": "hint"}
+
+
+def _label_items(lines: list[str]) -> list[str]:
+    out: list[str] = []
+    label = ""
+    for line in lines:
+        if line.startswith("- "):
+            out.append(f"{label}: {line[2:]}" if label else line[2:])
+        elif line.endswith(":"):
+            word = line.split()[0].rstrip(":,")
+            label = _ITEM_LABELS.get(word, word)
+        else:
+            label = ""
+            out.append(line)
+    return out
+
+
 def task_lines(ledger: Ledger, task_id: str, budget: int = 1_500) -> list[str]:
     """The linked task's required state as lines (the context assembler's when it exists)."""
     try:
@@ -177,7 +197,7 @@ def task_lines(ledger: Ledger, task_id: str, budget: int = 1_500) -> list[str]:
             and not x.endswith((": none", ": nothing"))
         ]
         if kept:
-            return kept[:24]
+            return _label_items(kept)[:24]
     except Exception:  # noqa: BLE001 - the assembler is optional; fall back to the fields
         pass
     task = ledger.show(task_id)

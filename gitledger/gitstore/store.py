@@ -61,8 +61,8 @@ class GitStore:
             self.repo = pygit2.Repository(str(self.path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
         except pygit2.GitError as exc:
             raise NoLedger(
-                f"{self.path} is not a gitledger ledger ({strerror(exc)}). Run 'gitledger init' "
-                f"or pass --ledger PATH."
+                f"{self.path} is not a gitledger ledger ({strerror(exc)}). Check the path, or "
+                f"run 'gitledger init' to create a ledger."
             ) from exc
         if not self.repo.is_bare:
             raise NoLedger(f"{self.path} is a Git work tree, not a ledger; pass the ledger path.")

@@ -591,3 +591,15 @@ def test_a_list_of_pieces_is_a_recap() -> None:
 
 def t_call_bash(command: str) -> Call:
     return Call("Bash", {"command": command})
+
+
+def test_a_word_joined_by_a_hyphen_is_not_a_finishing_claim() -> None:
+    assert judge.completions("K4 — count the spans in the pre-pass first:") == []
+
+
+def test_then_a_piece_in_a_sentence_about_later_is_a_plan_not_a_move() -> None:
+    assert judge.started_pieces("R1 is in review; I will check its diff, then R2.") == []
+    assert judge.started_pieces("Committing, then moving on to R2.") == ["r2"]
+    history = [said("R1 is running. I will check its diff, then R2 after it.")]
+    verdict = rules(history + [said("R1 verified, all green.")], "Launch R2.", t_call_bash("ls"))
+    assert verdict.decision == NEXT

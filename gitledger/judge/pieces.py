@@ -43,7 +43,7 @@ _CJK_REF = r"(?:第\s*(\d+)\s*(?:个|项|項|号)|(?:问题|任务|事项)\s*#?\
 # A piece reference: issue 4, task #2, part (b), 第 4 个.
 # Patterns without IGNORECASE run on lowercased text (Python's re is several times slower with it).
 # A short code for a piece (T3, F7, #4): a letter and one or two digits, or a number after #.
-_CODE_REF = r"\b([a-z]\d{1,2})(?![\w.])|(?<![\w&])#(\d+)\b"
+_CODE_REF = r"\b([a-z]\d{1,2})(?!\w|\.\d)|(?<![\w&])#(\d+)\b"
 PIECE_RE = re.compile(rf"\b{_NUM_REF}|\b{_PART_REF}|{_CJK_REF}|{_CODE_REF}")
 
 _START_WORDS = (
@@ -76,12 +76,19 @@ DEFER_RE = re.compile(
     rf"\b(?:before|after)\s+(?:(?:i\s+)?(?:moving|move|going|turning|starting|continuing|"
     rf"proceeding)(?:\s+on)?(?:\s+(?:to|with))?\s+)?(?:the\s+)?(?:{_NUM_REF}|{_PART_REF})"
 )
+# "Will review its diff, then T3": a piece after "then" in a sentence about what will happen
+# is a plan for later, not a move.
+DEFER_THEN_RE = re.compile(
+    rf"(\b(?:will|'ll|going to)\b[^.!?\n]{{0,80}}?)\bthen\s+(?:the\s+)?"
+    rf"(?:{_NUM_REF}|{_PART_REF}|{_CODE_REF})"
+)
 _DONE = (
     r"done|pass(?:es|ed|ing)?|fixed|complete[ds]?|finished|committed|resolved|confirmed|"
     r"is in|are in|clean|works|work now|green|solved|handled|implemented|landed|merged|"
     r"no (?:new )?(?:regressions?|failures?)"
 )
-DONE_RE = re.compile(rf"\b(?:{_DONE})\b", re.IGNORECASE)
+# "pre-pass", "fixed-size": a word joined to another by a hyphen is not a finishing claim.
+DONE_RE = re.compile(rf"(?<![-/])\b(?:{_DONE})\b(?!-)", re.IGNORECASE)
 DONE_CJK_RE = re.compile(
     r"已通过|通过了|都过了|已经提交|已提交|提交了|已完成|完成了|做完|修好|解决了|已修复"
 )
@@ -160,6 +167,8 @@ def started_pieces(text: str, *, headings: bool = False) -> list[str]:
     if not _MAYBE_PIECE.search(lowered):
         return []
     cleaned = DEFER_RE.sub(" ", lowered)
+    if "then" in cleaned:
+        cleaned = DEFER_THEN_RE.sub(lambda m: m.group(1) + " " * (m.end() - m.end(1)), cleaned)
     refs = list(PIECE_RE.finditer(cleaned))
     if not refs:
         return []

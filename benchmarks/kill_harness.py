@@ -441,7 +441,8 @@ def check(ledger: Path, attempts: list[Attempt], report: KillReport, target_ids:
 
 def index_mismatches(ledger: Path) -> int:
     """Tasks whose version in ``task list`` (served by the derived index) differs from the refs."""
-    from gitledger.ledger import TASKS_PREFIX, Ledger
+    from gitledger.ledger import Ledger
+    from gitledger.refs import TASKS_PREFIX
 
     led = Ledger.open(ledger)
     truth = {
@@ -903,7 +904,8 @@ def is_ancestor(git_dir: Path, ancestor: str, descendant: str) -> bool:
 
 def stored_notes(git_dir: Path) -> Counter[tuple[str, str]]:
     """(task id, note text) of every note in every task, read from the refs (not the index)."""
-    from gitledger.ledger import TASKS_PREFIX, Ledger
+    from gitledger.ledger import Ledger
+    from gitledger.refs import TASKS_PREFIX
 
     led = Ledger.open(git_dir)
     found: Counter[tuple[str, str]] = Counter()

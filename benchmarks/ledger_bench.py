@@ -134,8 +134,8 @@ def bulk_create(led: Any, numbers: list[int]) -> None:
     compare-and-swap ref write, minus what a plain create without parent, dependencies or
     idempotency key does not need per task (the lock round trip and the id collision read).
     """
-    from gitledger.ledger import task_ref
     from gitledger.model import SCALAR_FIELDS, SET_FIELDS, HybridClock, Task, new_id, now_iso
+    from gitledger.refs import task_ref
 
     name, email = led.author()
     with led.store.lock():

@@ -23,7 +23,7 @@ _EXPORTS: dict[str, str] = {
     # core
     "Ledger": "gitledger.ledger",
     "Version": "gitledger.ledger",
-    "Change": "gitledger.ledger",
+    "Change": "gitledger.changes",
     "VerifyReport": "gitledger.ledger",
     "Task": "gitledger.model",
     "Entry": "gitledger.model",
@@ -52,6 +52,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers: the names above, statically
+    from .changes import Change  # noqa: F401
     from .errors import (  # noqa: F401
         AmbiguousId,
         ClaimConflict,
@@ -69,5 +70,5 @@ if TYPE_CHECKING:  # for type checkers: the names above, statically
         VersionConflict,
         VersionNotFound,
     )
-    from .ledger import Change, Ledger, VerifyReport, Version  # noqa: F401
+    from .ledger import Ledger, VerifyReport, Version  # noqa: F401
     from .model import STATUSES, Entry, Evidence, Task, criteria_hash  # noqa: F401

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput, LedgerError, TaskNotFound
-from .ledger import task_ref
+from .refs import task_ref
 
 if TYPE_CHECKING:
     from .ledger import Ledger

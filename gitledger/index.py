@@ -58,12 +58,12 @@ from .errors import (
 from .gitstore import ref_tips, refs_stamp
 from .model import (
     ID_PATTERN,
-    RECORD_FILES,
     STATUSES,
     Task,
     decode_record,
-    record_from_files,
+    read_record,
 )
+from .refs import TASKS_DIR, TASKS_PREFIX
 
 if TYPE_CHECKING:
     from .ledger import Ledger
@@ -71,8 +71,6 @@ if TYPE_CHECKING:
 # 2: rollback journal instead of WAL; 3: records zlib-compressed; 4: (id, tip) covering index
 SCHEMA_VERSION = 4
 INDEX_FILE = "gitledger-index.sqlite"
-TASKS_DIR = "refs/gitledger/tasks"
-TASKS_PREFIX = TASKS_DIR + "/"
 # How long after a ref directory changed its fingerprint cannot be trusted: a second change within
 # one tick of the file system's clock leaves the mtime as it was. Jiffy-grained file systems
 # (ext4, xfs, btrfs, tmpfs) tick in at most 10 ms; ones that keep whole seconds (FAT, HFS+, some
@@ -231,10 +229,6 @@ def is_corrupt(exc: sqlite3.DatabaseError) -> bool:
         return True  # DatabaseError proper: "file is not a database", "malformed" …
     text = str(exc).lower()
     return any(hint in text for hint in _CORRUPT_HINTS)
-
-
-def _read_record(store: Any, tip: str, where: str) -> tuple[Task, bytes]:
-    return record_from_files(store.read_files(tip, RECORD_FILES), where=where, commit=tip)
 
 
 def _fts_row(task: Task) -> tuple[str, ...]:
@@ -407,7 +401,7 @@ class Index:
                 if tip in known:
                     task, raw = known[tip]
                 else:
-                    task, raw = _read_record(self.store, tip, name)
+                    task, raw = read_record(self.store, tip, name)
             except LedgerError as exc:
                 new_problems.append((name, tip, exc.message))
                 continue

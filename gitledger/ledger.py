@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from . import paths
+from .changes import Change, commit_message, diff_tasks, stamp_clock
 from .errors import (
     AmbiguousId,
     ClaimConflict,
@@ -70,43 +71,15 @@ from .model import (
     new_entry_id,
     new_id,
     now_iso,
+    read_record,
     record_from_files,
     render_markdown,
 )
-from .text import cut_words, one_line
+from .refs import KEYS_PREFIX, TASKS_DIR, TASKS_PREFIX, task_ref
+from .text import one_line
 
-TASKS_DIR = "refs/gitledger/tasks"
-TASKS_PREFIX = TASKS_DIR + "/"
-KEYS_PREFIX = "refs/gitledger/keys/"
 _WRITE_ATTEMPTS = 20
 _COMMIT_EVIDENCE = re.compile(r"^commit:([0-9a-fA-F]{7,40})\b")
-_SINGULAR = {
-    "notes": "note",
-    "decisions": "decision",
-    "dependencies": "dependency",
-    "labels": "label",
-    "conflicts": "conflict",
-}
-
-
-@dataclass(frozen=True)
-class Change:
-    """One field's change between two versions."""
-
-    field: str
-    kind: str  # "set", "added" or "removed"
-    old: Any = None
-    new: Any = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"field": self.field, "kind": self.kind, "old": self.old, "new": self.new}
-
-    def describe(self) -> str:
-        if self.kind == "set":
-            return f"{self.field}: {_short(self.old)} → {_short(self.new)}"
-        sign = "+" if self.kind == "added" else "-"
-        value = self.new if self.kind == "added" else self.old
-        return f"{sign}{_SINGULAR.get(self.field, self.field)}: {_short(value)}"
 
 
 @dataclass(frozen=True)
@@ -157,14 +130,6 @@ class VerifyReport:
             "versions": self.versions,
             "problems": [p.to_dict() for p in self.problems],
         }
-
-
-def _short(value: Any, width: int = 60) -> str:
-    return one_line(value, width, empty="—", words=True)
-
-
-def task_ref(task_id: str) -> str:
-    return TASKS_PREFIX + task_id
 
 
 class Ledger:
@@ -274,7 +239,7 @@ class Ledger:
         wanted = prefix.strip().lower()
         if not wanted or not PREFIX_PATTERN.match(wanted):
             raise TaskNotFound(
-                f"'{_short(prefix, 40)}' is not a task id (ids use 0-9 and a-z without i, l, o, "
+                f"'{one_line(prefix, 40)}' is not a task id (ids use 0-9 and a-z without i, l, o, "
                 f"u). List tasks with 'gitledger task list'."
             )
         if len(wanted) == ID_LENGTH:
@@ -332,8 +297,7 @@ class Ledger:
     # --- reading ------------------------------------------------------------------------------
 
     def _read(self, commit: str, where: str) -> Task:
-        files = self.store.read_files(commit, RECORD_FILES)
-        return record_from_files(files, where=where, commit=commit)[0]
+        return read_record(self.store, commit, where)[0]
 
     def _tip(self, task_id: str) -> str:
         tip = self.store.tip(task_ref(task_id))
@@ -618,7 +582,7 @@ class Ledger:
                     known_hash = key_hash or (existing.request_hash if existing else None)
                     if known_hash is not None and known_hash != request_hash:
                         raise IdempotencyConflict(
-                            f"Idempotency key '{_short(idempotency_key, 40)}' was already used for "
+                            f"Idempotency key '{one_line(idempotency_key, 40)}' was already used for "
                             f"a different request (task {key_task}). Use a new key, or repeat "
                             f"the original request exactly."
                         )
@@ -727,7 +691,7 @@ class Ledger:
         full = self.resolve(task_id)
         if status is not None and status not in STATUSES:
             raise InvalidInput(
-                f"Unknown status '{_short(status, 30)}'. Use one of: {', '.join(STATUSES)}."
+                f"Unknown status '{one_line(status, 30)}'. Use one of: {', '.join(STATUSES)}."
             )
         if goal is not None:
             check_text(goal, "goal")
@@ -876,11 +840,7 @@ class Ledger:
             if _nonblank(text, "evidence")
         ]
         updated = current.replace(**changes)
-        stamp = HybridClock.tick(list(current.clock.values()))
-        clock = dict(current.clock)
-        for name in (*SCALAR_FIELDS, *SET_FIELDS):
-            if getattr(updated, name) != getattr(current, name):
-                clock[name] = stamp
+        clock = stamp_clock(current, updated)
         return updated.replace(clock=clock, updated_at=at, actor=actor)
 
     def _gates(self, current: Task, new: Task, changes: list[Change]) -> None:
@@ -914,7 +874,7 @@ class Ledger:
             )
         if task.blocker:
             raise GateRefused(
-                f"Done needs the blocker cleared (it is: {_short(task.blocker, 60)}); pass --blocker ''."
+                f"Done needs the blocker cleared (it is: {one_line(task.blocker, 60, words=True)}); pass --blocker ''."
             )
         unfinished = []
         for dep in task.dependencies:
@@ -1092,89 +1052,6 @@ def searchable_text(task: Task) -> str:
     parts += task.labels
     parts += [e.text for kind in ENTRY_FIELDS for e in getattr(task, kind)]
     return "\n".join(parts)
-
-
-def diff_tasks(old: Task | None, new: Task) -> list[Change]:
-    """Field-by-field changes from ``old`` to ``new`` (everything is added when ``old`` is None)."""
-    out: list[Change] = []
-    if old is None:
-        for name in SCALAR_FIELDS:
-            value = getattr(new, name)
-            if value not in (None, "", []):
-                out.append(Change(name, "set", None, value))
-        for name in SET_FIELDS:
-            out += [Change(name, "added", None, v) for v in getattr(new, name)]
-        for name in ENTRY_FIELDS:
-            out += [Change(name, "added", None, e.text) for e in getattr(new, name)]
-        return out
-    for name in SCALAR_FIELDS:
-        if getattr(old, name) != getattr(new, name):
-            out.append(Change(name, "set", getattr(old, name), getattr(new, name)))
-    for name in SET_FIELDS:
-        before, after = getattr(old, name), getattr(new, name)
-        out += [Change(name, "removed", v, None) for v in before if v not in after]
-        out += [Change(name, "added", None, v) for v in after if v not in before]
-    for name in ENTRY_FIELDS:
-        before_ids = {e.id for e in getattr(old, name)}
-        after_ids = {e.id for e in getattr(new, name)}
-        out += [
-            Change(name, "removed", e.text, None)
-            for e in getattr(old, name)
-            if e.id not in after_ids
-        ]
-        out += [
-            Change(name, "added", None, e.text)
-            for e in getattr(new, name)
-            if e.id not in before_ids
-        ]
-    if len(new.conflicts) > len(old.conflicts):
-        out += [
-            Change("conflicts", "added", None, c.field) for c in new.conflicts[len(old.conflicts) :]
-        ]
-    return out
-
-
-SUBJECT_WIDTH = 72
-
-
-def commit_message(task: Task, changes: list[Change] | None) -> str:
-    """The commit message of a version: ``changes`` None means the task's first version.
-
-    The subject (at most 72 characters) reads as a changelog line: what was set, how many entries
-    were added, and a decision's own words, cut after a whole word when they do not fit.
-    """
-    if changes is None:
-        subject = cut_words(f"create: {_short(task.goal, 200)}", SUBJECT_WIDTH)
-        return f"{subject}\n\nVersion: {task.version}\nTask: {task.id}\n"
-    heads = []
-    for change in changes:
-        if change.kind == "set" and change.field in ("status", "priority"):
-            heads.append(f"{change.field} {change.old}→{change.new}")
-        elif change.kind == "set":
-            heads.append(change.field)
-    counts: dict[str, int] = {}
-    for change in changes:
-        if change.kind != "set":
-            key = f"{'+' if change.kind == 'added' else '-'}{change.field}"
-            counts[key] = counts.get(key, 0) + 1
-    decided = [c.new for c in changes if c.field == "decisions" and c.kind == "added"]
-    counts.pop("+decisions", None)
-    heads += [f"{k} {v}" if v > 1 else k for k, v in counts.items()]
-    subject = f"update: {', '.join(heads)}" if heads else "update:"
-    if decided:
-        more = f" (+{len(decided) - 1} more)" if len(decided) > 1 else ""
-        lead = f"{subject}{',' if heads else ''} decision{more}: "
-        if len(lead) < SUBJECT_WIDTH - 16:  # room for a few words of the decision itself
-            subject = lead + _short(decided[0], SUBJECT_WIDTH - len(lead))
-        else:
-            subject = (
-                f"{subject}, +decisions {len(decided)}"
-                if len(decided) > 1
-                else (f"{subject}, +decisions")
-            )
-    subject = cut_words(subject, SUBJECT_WIDTH)
-    body = "\n".join(f"- {c.describe()}" for c in changes)
-    return f"{subject}\n\n{body}\n\nVersion: {task.version}\nTask: {task.id}\n"
 
 
 def _done_relevant(changes: list[Change]) -> bool:

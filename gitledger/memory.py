@@ -54,6 +54,7 @@ from .errors import (
 )
 from .gitstore import BulkWriter, RefMoved, ref_tips, refs_stamp
 from .model import ID_PATTERN, FieldCheck, check_text, new_id, record_from_dict
+from .refs import MEMORY_CONFIG_REF, MEMORY_DIR, MEMORY_PREFIX
 from .text import one_line
 
 if TYPE_CHECKING:
@@ -61,9 +62,7 @@ if TYPE_CHECKING:
 
 FACT_KINDS = ("decision", "pitfall", "constraint", "preference", "todo", "accomplishment")
 FactKind = Literal["decision", "pitfall", "constraint", "preference", "todo", "accomplishment"]
-MEMORY_DIR = "refs/gitledger/memory"
-MEMORY_PREFIX = MEMORY_DIR + "/"
-CONFIG_REF = "refs/gitledger/config/memory"
+CONFIG_REF = MEMORY_CONFIG_REF
 FORMAT_LINE = "gitledger-fact 1\n"
 FACT_FILES = ("FORMAT", "fact.json")
 INDEX_FILE = "gitledger-memory.sqlite"

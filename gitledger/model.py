@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field
 from datetime import datetime, timezone
 from json.encoder import encode_basestring as _encode_string
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, TypeVar
 
 from .errors import CorruptRecord, InvalidInput
 from .text import fold
@@ -477,6 +477,17 @@ def record_from_files(
     if data is None:
         raise CorruptRecord(f"{where}: commit {commit[:12]} has no task.json.")
     return decode_record(data, where=where), data
+
+
+class ReadsFiles(Protocol):
+    """What ``read_record`` needs of a store (``GitStore`` has it)."""
+
+    def read_files(self, commit: str, names: tuple[str, ...]) -> dict[str, bytes | None]: ...
+
+
+def read_record(store: ReadsFiles, commit: str, where: str) -> tuple[Task, bytes]:
+    """One version of a task, read from ``commit``: the record and its stored ``task.json``."""
+    return record_from_files(store.read_files(commit, RECORD_FILES), where=where, commit=commit)
 
 
 def check_format(data: bytes | None, *, where: str) -> None:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from . import gitstore
+from .changes import version_message
 from .errors import (
     CorruptRecord,
     InvalidInput,
@@ -44,17 +45,14 @@ from .errors import (
     RemoteMoved,
     TaskNotFound,
 )
-from .gitstore import GitStore, RefMoved
-from .ledger import TASKS_PREFIX, Ledger, task_ref
-from .memory import MEMORY_PREFIX
+from .gitstore import RefMoved
+from .ledger import Ledger
 from .merge import merge_tasks, new_conflicts
-from .model import ID_PATTERN, RECORD_FILES, Task, now_iso, record_from_files
+from .model import ID_PATTERN, Task, now_iso, read_record
+from .refs import LEDGER_PREFIX, LEDGER_REFSPEC, MEMORY_PREFIX, STAGING_ROOT, TASKS_PREFIX, task_ref
 
-LEDGER_PREFIX = gitstore.LEDGER_PREFIX
-STAGING_ROOT = "refs/gitledger-staging/"
 DEFAULT_REMOTE = "origin"
 MAX_ATTEMPTS = 8
-LEDGER_REFSPEC = "refs/gitledger/*:refs/gitledger/*"
 # Above this many refs to fetch, one wildcard refspec (libgit2 matches each advertised ref
 # against every refspec, so thousands of named refspecs cost more than the mirror).
 FETCH_BY_NAME_MAX = 500
@@ -148,11 +146,6 @@ def _is_bundle(url: str) -> bool:
 # --- reading records ---------------------------------------------------------------------------
 
 
-def _read(store: GitStore, commit: str, where: str) -> tuple[Task, bytes]:
-    files = store.read_files(commit, RECORD_FILES)
-    return record_from_files(files, where=where, commit=commit)
-
-
 def _task_id(ref: str) -> str | None:
     if not ref.startswith(TASKS_PREFIX):
         return None
@@ -192,7 +185,7 @@ def _integrate(
             store.check_objects(theirs)
             task_id = _task_id(ref)
             if task_id is not None:
-                record, raw = _read(store, theirs, ref)
+                record, raw = read_record(store, theirs, ref)
                 incoming[ref] = (record, raw)
                 if record.id != task_id:
                     raise CorruptRecord(f"{ref}: the record says id {record.id}")
@@ -275,10 +268,10 @@ def _merge_ref(
     """Join two diverged histories of a task in a merge commit; returns its record, the record's
     bytes and the commit."""
     store = ledger.store
-    ours = _read(store, ours_tip, ref)[0]
-    theirs = _read(store, theirs_tip, ref)[0]
+    ours = read_record(store, ours_tip, ref)[0]
+    theirs = read_record(store, theirs_tip, ref)[0]
     base_tip = gitstore.merge_base(store, ours_tip, theirs_tip)
-    base = _read(store, base_tip, ref)[0] if base_tip else None
+    base = read_record(store, base_tip, ref)[0] if base_tip else None
     name, email = ledger.author()
     # theirs is what the remote holds: a claim it accepted counted first (finding S3)
     merged = merge_tasks(base, ours, theirs, at=now_iso(), actor=name, theirs_is_remote=True)
@@ -289,9 +282,7 @@ def _merge_ref(
         subject += f", {len(fresh)} conflicting field(s): " + ", ".join(c.field for c in fresh)
         report.conflicts[task_id] = [c.field for c in fresh]
     body = "\n".join(f"- {c.field}: kept {c.kept!r}, dropped {c.dropped!r}" for c in fresh)
-    message = f"{subject}\n\n{body}\n\nVersion: {merged.version}\nTask: {task_id}\n".replace(
-        "\n\n\n", "\n\n"
-    )
+    message = version_message(subject, body, merged)
     files = ledger.record_files(merged)
     commit = store.write(ref, files, message, (name, email), [ours_tip, theirs_tip], ours_tip)
     report.merged.append(ref)

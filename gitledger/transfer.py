@@ -13,9 +13,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from .changes import commit_message, diff_tasks, stamp_clock
 from .errors import GateRefused, InvalidInput, LedgerError, TaskNotFound
 from .gitstore import BulkWriter, ref_tips
-from .index import TASKS_DIR, TASKS_PREFIX, _read_record, index_for
+from .index import index_for
 from .model import (
     ENTRY_FIELDS,
     ID_PATTERN,
@@ -25,7 +26,9 @@ from .model import (
     Task,
     new_id,
     now_iso,
+    read_record,
 )
+from .refs import TASKS_DIR, TASKS_PREFIX, task_ref
 
 if TYPE_CHECKING:
     from .ledger import Ledger
@@ -55,7 +58,7 @@ def export_tasks(
     for task_id in ids:
         name = TASKS_PREFIX + task_id
         try:
-            task, _raw = _read_record(ledger.store, tips[name], name)
+            task, _raw = read_record(ledger.store, tips[name], name)
             data = task.to_json_dict()
             data["short_id"] = shorts[task_id]
             if history:
@@ -63,7 +66,7 @@ def export_tasks(
                 chain = iter(ledger.store.first_parent_chain(tips[name]))
                 next(chain)
                 for info in chain:
-                    earlier.append(_read_record(ledger.store, info.oid, name)[0].to_json_dict())
+                    earlier.append(read_record(ledger.store, info.oid, name)[0].to_json_dict())
                 data["history"] = earlier[::-1]
                 stats.versions += len(earlier)
         except LedgerError as exc:
@@ -212,7 +215,6 @@ def import_tasks(
     All of it happens under one hold of the writer lock: objects go into one pack file, then each
     ref moves by compare-and-swap, then the index takes the records it was handed.
     """
-    from .ledger import commit_message, diff_tasks, task_ref
 
     started = time.perf_counter()
     report = ImportReport()
@@ -357,11 +359,7 @@ def _next_version(existing: Task, wanted: Task, actor: str, read_at: Task | None
             if getattr(wanted, name) == getattr(read_at, name)
         }
         wanted = wanted.replace(**kept)
-    stamp = HybridClock.tick([*existing.clock.values(), *wanted.clock.values()])
-    clock = dict(existing.clock)
-    for name in (*SCALAR_FIELDS, *SET_FIELDS):
-        if getattr(wanted, name) != getattr(existing, name):
-            clock[name] = stamp
+    clock = stamp_clock(existing, wanted, wanted.clock.values())
     # Entries keep their own ids, so re-importing an entry never duplicates it.
     merged: dict[str, Any] = {}
     for name in ENTRY_FIELDS:

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 from gitledger.cli import cli as gitledger_cli
 from gitledger.errors import GateRefused
 from gitledger.graph import graph_dot, graph_mermaid, task_graph
-from gitledger.ledger import Ledger, task_ref
+from gitledger.ledger import Ledger
+from gitledger.refs import task_ref
 
 
 def invoke(*args: str) -> tuple[int, str]:

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 
 from gitledger.cli import cli as gitledger_cli
 from gitledger.errors import GateRefused, InvalidInput, TaskNotFound
-from gitledger.ledger import Ledger, task_ref
+from gitledger.ledger import Ledger
+from gitledger.refs import task_ref
 from gitledger.transfer import export_tasks, import_tasks
 
 

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 
 from gitledger.cli import cli as gitledger_cli
 from gitledger.index import INDEX_FILE, SCHEMA_VERSION, Index, ledger_index, plain_query
-from gitledger.ledger import Ledger, task_ref
+from gitledger.ledger import Ledger
+from gitledger.refs import task_ref
 
 
 def git(path: Path, *args: str) -> str:

@@ -18,8 +18,9 @@ from gitledger.errors import (
     VersionConflict,
     VersionNotFound,
 )
-from gitledger.ledger import Ledger, task_ref
+from gitledger.ledger import Ledger
 from gitledger.model import MAX_FIELD_BYTES
+from gitledger.refs import task_ref
 
 
 def git(ledger: Ledger, *args: str) -> str:

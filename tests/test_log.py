@@ -8,7 +8,8 @@ from pathlib import Path
 from conftest import run_cli
 
 from gitledger import sync
-from gitledger.ledger import Ledger, commit_message, diff_tasks
+from gitledger.changes import commit_message, diff_tasks
+from gitledger.ledger import Ledger
 
 DECISION = "Keep the index in SQLite because it ships with Python and needs no server at all"
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..refs import FUSE_PREFIX
+
 FORMAT_VERSION = 1
-FUSE_REF_PREFIX = "refs/gitledger/fuse/"
+FUSE_REF_PREFIX = FUSE_PREFIX
 DEFAULT_BUDGET = 6_000
 MAX_BUDGET = 9_500  # Claude Code caps hook context at 10,000 characters
 MIN_BUDGET = 300

@@ -14,6 +14,7 @@ package's interface.
 
 from __future__ import annotations
 
+from ..refs import LEDGER_PREFIX
 from .documents import Document, read_document, update_document, write_document
 from .errors import RefMoved, map_git_errors
 from .raw import BulkWriter, RefsStamp, read_packed_refs, ref_tips, refs_stamp
@@ -33,7 +34,6 @@ from .store import (
 )
 from .transport import (
     GIT_MIN_VERSION,
-    LEDGER_PREFIX,
     PUSH_CHUNK,
     STAGING_LOCK_FILE,
     STAGING_LOCK_TIMEOUT_S,

@@ -28,12 +28,12 @@ import pygit2
 
 from ..errors import RemoteError, RemoteMoved
 from ..paths import git_work_tree
+from ..refs import LEDGER_PREFIX
 from .errors import kind_of, map_git_errors, map_remote_errors, remote_failure, strerror
 from .raw import read_packed_refs
 from .store import GitStore, delete_refs, flock
 from .urls import is_local_url, local_path, redact_text, redact_url
 
-LEDGER_PREFIX = "refs/gitledger/"
 # Refspecs per push. A large first backup goes in chunks a hosted server accepts; each libgit2
 # push also has a fixed cost that grows with the refs on both sides (measured here at 3,000 tasks:
 # 12.2 s in chunks of 500, 6.4 s in chunks of 1,000, 3.0 s in one push), so chunks stay large.

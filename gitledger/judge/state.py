@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from ..refs import JUDGE_CONFIG_REF, JUDGE_PREFIX
 from .shapes import DEFAULT_FLOOR
 
-JUDGE_REF_PREFIX = "refs/gitledger/judge/"
-CONFIG_REF = "refs/gitledger/config/judge"
+JUDGE_REF_PREFIX = JUDGE_PREFIX
+CONFIG_REF = JUDGE_CONFIG_REF
 STATE_FORMAT = 1
 
 

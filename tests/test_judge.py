@@ -603,3 +603,46 @@ def test_then_a_piece_in_a_sentence_about_later_is_a_plan_not_a_move() -> None:
     history = [said("R1 is running. I will check its diff, then R2 after it.")]
     verdict = rules(history + [said("R1 verified, all green.")], "Launch R2.", t_call_bash("ls"))
     assert verdict.decision == NEXT
+
+
+def todo(*items: tuple[str, str]) -> Call:
+    return Call("TodoWrite", {"todos": [{"content": c, "status": s} for c, s in items]})
+
+
+def test_opening_the_next_asked_for_item_right_after_completing_one_is_next() -> None:
+    request = Message("user", "Make the parser keep comments, and add a benchmark for large files.")
+    history = [
+        request,
+        said("Starting.", todo(("Parser keeps comments", "in_progress"), ("Benchmark", "pending"))),
+        said("", edit("parser.py")),
+        said(
+            "",
+            todo(("Parser keeps comments", "completed"), ("Benchmark large files", "in_progress")),
+        ),
+        said("", t_call_bash("make build")),
+    ]
+    verdict = judge.judge_rules(history, Step("Now the benchmark.", (edit("bench.py"),)))
+    assert verdict.decision == NEXT and verdict.rule == "list-then-start"
+
+
+def test_an_item_of_the_assistants_own_breakdown_is_not_a_piece_asked_for() -> None:
+    request = Message("user", "Make the parser keep comments.")
+    history = [
+        request,
+        said("Plan.", todo(("Lexer tokens", "in_progress"), ("Grammar rule", "pending"))),
+        said("", edit("lexer.py")),
+        said("", todo(("Lexer tokens", "completed"), ("Grammar rule", "in_progress"))),
+    ]
+    verdict = judge.judge_rules(history, Step("Now the grammar rule.", (edit("grammar.py"),)))
+    assert verdict.decision == SAME
+
+
+def test_after_the_last_item_completes_nothing_is_next() -> None:
+    request = Message("user", "Make the parser keep comments.")
+    history = [
+        request,
+        said("", todo(("Parser keeps comments", "in_progress"))),
+        said("", todo(("Parser keeps comments", "completed"))),
+    ]
+    verdict = judge.judge_rules(history, Step("Now a last look at the parser.", (edit("p.py"),)))
+    assert verdict.decision == SAME

@@ -277,9 +277,44 @@ CHECKUP_RE = re.compile(
 )
 
 
-def is_checkup(text: str, piece: str) -> bool:
-    """Whether the sentence that turns to ``piece`` describes a check of the work done."""
+def is_checkup(text: str, piece: str | None = None) -> bool:
+    """Whether the sentence that turns to ``piece`` (or the text) describes a check of the work
+    done."""
+    if piece is None:
+        return bool(CHECKUP_RE.search(text[:TEXT_LIMIT]))
     for sentence in sentences(text[:TEXT_LIMIT]):
         if piece in piece_refs(sentence):
             return bool(CHECKUP_RE.search(sentence))
     return False
+
+
+# A step that opens by turning to something: "Now I'll add …", "Next, …", "Moving on to …".
+OPENS_RE = re.compile(
+    r"^[\s*_#>-]*(?:now|next|moving on|on to|then|finally|let me now|time to)\b", re.IGNORECASE
+)
+
+
+# --- the words of a piece -------------------------------------------------------------------
+
+_WORD_RE = re.compile(r"[a-z][a-z0-9_]{2,}")
+_STOP = frozenset(
+    "the and for with that this from into then also now let add make use new can you all are "
+    "was were has have had not but its it's our out get set one two any each when what which "
+    "who how why where there their them they will would should could may might must just like "
+    "want need needs please yes sure okay see look check code file files run test tests".split()
+)
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+@lru_cache(maxsize=8192)
+def words_of(text: str) -> frozenset[str]:
+    """The content words of a text, lowercased and stemmed: what a piece is about."""
+    return frozenset(
+        _stem(w) for w in _WORD_RE.findall(text[:TEXT_LIMIT].lower()) if w not in _STOP
+    )

@@ -12,7 +12,15 @@ from typing import Any
 
 from . import calls, pieces
 from .calls import TASK_TOOLS, TaskList, _kind
-from .pieces import _starts_of, _text_facts, asks_person, headings_of, is_checkup
+from .pieces import (
+    OPENS_RE,
+    _starts_of,
+    _text_facts,
+    asks_person,
+    headings_of,
+    is_checkup,
+    words_of,
+)
 from .shapes import (
     DEFAULT_FLOOR,
     HYSTERESIS_POINTS,
@@ -40,7 +48,46 @@ class _Thread:
     by_heading: bool = False  # the piece in hand was opened with a heading ("F7 — …")
     worked: bool = False  # files were changed since the piece in hand was taken up
     group: frozenset[str] = frozenset()  # the pieces named where it was taken up ("F2/F3/F6")
+    # A task-list item went to completed with others still open, and nothing was said or changed
+    # since: the step that speaks next opens the next item.
+    list_moved: bool = False
+    changes: dict[int, list[tuple[str, str, str]]] = field(default_factory=dict)
     tasks: TaskList = field(default_factory=TaskList)
+
+
+def _list_move(thread: _Thread, message: Message) -> None:
+    """Apply a message's task-list calls and keep ``list_moved`` (see ``_Thread``)."""
+    if message.text.strip():
+        thread.list_moved = False
+    for call in message.calls:
+        if call.name in TASK_TOOLS:
+            changes = thread.tasks.apply(call)
+            thread.changes[id(call)] = changes
+            if any(new == "completed" for _, _, new in changes):
+                thread.list_moved = bool(thread.tasks.open_items())
+        elif thread.list_moved and _kind(call) == "write":  # read a call only when it matters
+            thread.list_moved = False
+
+
+REQUEST_LOOKBACK = 1  # the person's latest message: what this turn asked for
+
+
+def _asked_for(history: Sequence[Message], thread: _Thread) -> bool:
+    """Whether the task-list item now in progress is one the person asked for: it shares at
+    least two words with their latest messages (an item of the assistant's own breakdown of one
+    request shares none)."""
+    asked: set[str] = set()
+    seen = 0
+    for message in reversed(history):
+        if message.role == "user" and not message.text.lstrip().startswith("<"):
+            asked |= words_of(message.text)
+            seen += 1
+            if seen >= REQUEST_LOOKBACK:
+                break
+    for key in thread.tasks.in_progress():
+        if len(words_of(thread.tasks.items[key]["subject"]) & asked) >= 2:
+            return True
+    return False
 
 
 def _follow(history: Sequence[Message]) -> _Thread:
@@ -61,12 +108,11 @@ def _follow(history: Sequence[Message]) -> _Thread:
             break  # no piece named for this long: which one is in hand is unknown
     for message in history[:anchor]:
         if message.role == "assistant":
-            for call in message.calls:
-                if call.name in TASK_TOOLS:
-                    thread.tasks.apply(call)
+            _list_move(thread, message)
     for message in history[anchor:]:
         if message.role != "assistant":
             continue
+        _list_move(thread, message)
         if message.text.strip():
             facts = _text_facts(message.text)
             fresh = [p for p in facts.starts if p != thread.current]
@@ -82,7 +128,7 @@ def _follow(history: Sequence[Message]) -> _Thread:
                 if done.generic or thread.current is None or thread.current in done.pieces:
                     thread.closed = True
         for call in message.calls:
-            changes = thread.tasks.apply(call) if call.name in TASK_TOOLS else []
+            changes = thread.changes.get(id(call), [])
             kind = _kind(call)
             if kind == "commit" or any(new == "completed" for _, _, new in changes):
                 thread.closed = True
@@ -140,6 +186,17 @@ def judge_rules(history: Sequence[Message], step: Step) -> Verdict:
                 f"piece {thread.current} was worked on and the step opens piece {target}",
                 "next-heading",
             )
+    if (
+        thread.list_moved
+        and OPENS_RE.match(text)
+        and not is_checkup(text.split("\n", 1)[0])
+        and _asked_for(history, thread)
+    ):
+        return Verdict(
+            NEXT,
+            "a task-list item was just completed with others open, and the step opens the next",
+            "list-then-start",
+        )
     completed: list[str] = []
     started: list[str] = []
     for call in step.calls:
@@ -267,5 +324,6 @@ def clear_caches() -> None:
     """Forget cached parses (the benchmark times each step cold)."""
     calls._bash_kind.cache_clear()
     pieces.headings_of.cache_clear()
+    pieces.words_of.cache_clear()
     pieces._text_facts.cache_clear()
     pieces._starts_of.cache_clear()

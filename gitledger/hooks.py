@@ -46,6 +46,7 @@ __all__ = [
     "MAX_PAYLOAD_BYTES",
     "PAYLOAD_WAIT",
     "emit",
+    "enter_project",
     "guard_std_fds",
     "hook_ledger",
     "hook_output",
@@ -53,6 +54,7 @@ __all__ = [
     "note",
     "read_payload",
     "read_raw",
+    "run_bounded",
     "session_start_output",
     "text_field",
     "transcript_file",
@@ -315,3 +317,56 @@ def hook_output(event: str, context: str) -> str:
 def session_start_output(text: str) -> str:
     """What a SessionStart hook prints to put ``text`` before the session's first request."""
     return hook_output("SessionStart", text)
+
+
+# --- work a hook may not wait on ----------------------------------------------------------------
+
+SYNC_TIMEOUT = 10.0
+
+
+def enter_project(payload: Mapping[str, Any]) -> None:
+    """Run the rest of the hook in the payload's ``cwd`` (the agent's project), if it is a
+    folder: the ledger is then found there as for any command."""
+    cwd = text_field(payload, "cwd")
+    if cwd:
+        with contextlib.suppress(OSError, ValueError):
+            os.chdir(cwd)
+
+
+def run_bounded(args: list[str], *, timeout: float = SYNC_TIMEOUT) -> tuple[bool, str]:
+    """Run ``gitledger ARGS`` in a child process for at most ``timeout`` seconds.
+
+    The child gets its own process group (killed whole at the deadline: a Git transport stuck
+    on a dead remote goes with it), no stdin, and no terminal prompt for credentials. Returns
+    whether it succeeded and its last line of output. A sync killed mid-way is safe: writes are
+    atomic, and the next hook's sync goes on from there.
+    """
+    import signal
+    import subprocess
+
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", GIT_ASKPASS="true", SSH_ASKPASS="true")
+    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes -o ConnectTimeout=5")
+    command = [os.path.abspath(sys.executable), "-m", "gitledger", *args]
+    try:
+        proc = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return False, f"could not start {' '.join(args[:1])} ({exc.strerror})"
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return False, f"gave up after {timeout:g} s; the next hook tries again"
+    text = (err or b"").decode("utf-8", "replace").strip() or (out or b"").decode(
+        "utf-8", "replace"
+    ).strip()
+    last = text.splitlines()[-1] if text else ""
+    return proc.returncode == 0, last

@@ -1,1 +1,62 @@
-"""What gitledger knows about each coding agent (today: the settings files its hooks go in)."""
+"""The agents gitledger works with, one small module each, in one registry.
+
+    from gitledger import agents
+    agents.get("codex").settings_path(None)    # where its hooks go
+    agents.tool_names("shell")                 # every agent's shell tools
+
+``AGENTS`` maps the ``--agent`` names to ``Agent`` records (``base.py``): settings and MCP files,
+hook events per role, the transcript format and folders, and tool names by kind. Nothing else in
+gitledger spells an agent's tool or file names.
+"""
+
+from __future__ import annotations
+
+from . import claude_code, codex, cursor, gemini
+from .base import ROLES, TOOL_KINDS, Agent, HookEvent, Tools
+
+AGENTS: dict[str, Agent] = {
+    a.name: a for a in (claude_code.AGENT, codex.AGENT, gemini.AGENT, cursor.AGENT)
+}
+
+
+def get(name: str) -> Agent:
+    """The agent called ``name`` (as --agent takes it); InvalidInput for any other."""
+    from ..errors import InvalidInput
+
+    agent = AGENTS.get(name)
+    if agent is None:
+        raise InvalidInput(f"Unknown agent {name!r}: use one of {', '.join(AGENTS)}.")
+    return agent
+
+
+def with_hooks() -> tuple[str, ...]:
+    """The agents gitledger can install hooks for."""
+    return tuple(name for name, agent in AGENTS.items() if agent.hooks)
+
+
+def tool_names(kind: str) -> frozenset[str]:
+    """Every known agent's tools of one kind (edit, read, shell, todo, ask): a transcript's
+    tool calls are read the same whichever agent wrote it."""
+    names: set[str] = set()
+    for agent in AGENTS.values():
+        names |= agent.tools.of(kind)
+    return frozenset(names)
+
+
+def transcript_dirs() -> list[str]:
+    """The folders agents keep their transcripts in (for tools that may read only those)."""
+    return [str(d) for agent in AGENTS.values() for d in agent.transcript_dirs()]
+
+
+__all__ = [
+    "AGENTS",
+    "ROLES",
+    "TOOL_KINDS",
+    "Agent",
+    "HookEvent",
+    "Tools",
+    "get",
+    "tool_names",
+    "transcript_dirs",
+    "with_hooks",
+]

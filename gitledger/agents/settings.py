@@ -1,28 +1,601 @@
-"""Agent settings: the hook entries the fuse installs, merged into an agent's settings file
-without touching anything else (moved as-is from the fuse; the agent registry builds on it)."""
+"""Editing other programs' settings files without losing anything of the user's.
+
+``gitledger setup``, ``fuse setup`` and ``mcp setup`` write agents' settings (Claude Code's
+settings.json and .claude.json, Codex's hooks.json and config.toml, Gemini CLI's settings.json,
+Cursor's mcp.json). Those files belong to the user, so every change follows these rules, each
+kept here once:
+
+- **Read only what is a settings file** (``read_config``): a regular file of at most
+  ``MAX_SETTINGS_BYTES``, in UTF-8. A FIFO, a device (``/dev/zero``), a directory or a symlink
+  loop is refused with a message, and so is, for the project's files, a path that resolves
+  outside the project (a committed ``.claude -> ~`` link).
+- **Change only our entries.** A hook entry is ours when its command is exactly one gitledger
+  installs (``is_our_command``): a user's ``notify-send "gitledger fuse saved"`` beside it stays,
+  and so does a group, an event or a value of a shape we do not know (``"PreCompact":
+  "disabled"``), which is reported in the plan's notes instead of replaced.
+- **Write back what was read.** Numbers keep their text (``1e400`` is not rewritten as
+  ``Infinity``, which Claude Code's JSON.parse refuses), a CRLF file stays CRLF, and TOML is edited
+  with tomlkit, which keeps comments, order, inline tables and multi-line strings. A lone surrogate
+  in a JSON string is refused before anything is written.
+- **Write atomically, never through a planted link**: a temporary file with a random name in the
+  same folder, created ``O_EXCL|O_NOFOLLOW``, then renamed over the target; the backup
+  (``<name>.bak``, the old bytes exactly) is written the same way, so a symlink planted at the
+  backup's name is replaced, not followed. A read-only file is refused: its mode says "do not
+  edit". A symlinked settings file (a dotfiles repository) is written through to its target.
+"""
 
 from __future__ import annotations
 
+import copy
 import difflib
+import errno
 import json
 import os
+import re
+import secrets
 import shlex
-from dataclasses import dataclass
+import stat
+import sys
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput
+from . import get
 
-HOOK_MARK = "gitledger fuse"
+MAX_SETTINGS_BYTES = 8 << 20
+HOOK_MARK = "gitledger fuse"  # what every fuse hook command contains (tests look for it)
+
+# The commands gitledger installs as hooks, as (words after "gitledger", the role's name).
+FUSE_COMMANDS = {"save": ("fuse", "save"), "restore": ("fuse", "restore")}
+KNOWN_COMMANDS: tuple[tuple[str, ...], ...] = (
+    ("fuse", "save"),
+    ("fuse", "restore"),
+    ("fuse", "summary"),
+    ("prime",),
+    ("sync",),
+    ("judge", "step"),
+    ("judge", "turn"),
+    ("task", "mirror"),
+)
+_GLOBAL_OPTIONS = ("--ledger", "--actor")
+
+
+# --- the command a hook or an MCP entry runs ----------------------------------------------------
+
+
+def program() -> list[str]:
+    """How an agent starts gitledger: this interpreter's absolute path and ``-m gitledger``.
+
+    It works from the agent's environment whatever its PATH (an agent started outside the
+    virtualenv finds no ``gitledger`` on PATH), and it is the install setup was run from.
+    """
+    return [os.path.abspath(sys.executable), "-m", "gitledger"]
+
+
+def hook_command(action: str, *extra: str) -> str:
+    """The command of the fuse hook ``action`` (save, restore), as a shell command line."""
+    return shlex.join([*program(), "fuse", action, "--hook", *extra])
+
+
+def gitledger_command(*words: str) -> str:
+    """``gitledger WORDS…`` as a shell command line that works from any environment."""
+    return shlex.join([*program(), *words])
+
+
+def command_words(command: object) -> tuple[str, ...] | None:
+    """The gitledger words of a hook command we install (("fuse", "save", "--hook"), …), or None
+    for any other command. Exactly ours: one program that is gitledger (``gitledger``,
+    ``git-ledger`` or ``PYTHON -m gitledger``), gitledger's global options, a command gitledger
+    has, and ``--hook``. A shell line doing anything else (``notify-send "gitledger fuse saved"``,
+    ``x; gitledger fuse save --hook``) is not ours and is never touched."""
+    if not isinstance(command, str) or not command.strip():
+        return None
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    if any(w in {";", "&&", "||", "|", "&"} or "`" in w or "$(" in w for w in words):
+        return None
+    if len(words) >= 3 and words[1:3] == ["-m", "gitledger"]:
+        rest = words[3:]
+    elif words and os.path.basename(words[0]) in {"gitledger", "git-ledger"}:
+        rest = words[1:]
+    else:
+        return None
+    while len(rest) >= 2 and rest[0] in _GLOBAL_OPTIONS:
+        rest = rest[2:]
+    if "--hook" not in rest:
+        return None
+    for known in KNOWN_COMMANDS:
+        if tuple(rest[: len(known)]) == known:
+            return tuple(rest)
+    return None
+
+
+def is_our_command(command: object, managed: Iterable[tuple[str, ...]] = KNOWN_COMMANDS) -> bool:
+    words = command_words(command)
+    return words is not None and any(words[: len(m)] == tuple(m) for m in managed)
+
+
+# --- reading a settings file --------------------------------------------------------------------
+
+
+def check_inside(path: Path, root: Path | None) -> None:
+    """Refuse a project file that resolves outside the project (a committed symlink)."""
+    if root is None:
+        return
+    real = Path(os.path.realpath(path))
+    top = Path(os.path.realpath(root))
+    if real != top and top not in real.parents:
+        raise InvalidInput(
+            f"{path} resolves to {real}, outside the project {root}; nothing was written. "
+            "Remove the link, or set the file up by hand."
+        )
+
+
+def read_config(path: Path, *, root: Path | None = None) -> bytes | None:
+    """The bytes of a settings file, or None when there is none (a dangling link is none).
+
+    Refuses what is no settings file (see the module's rules) with ``InvalidInput``.
+    """
+    check_inside(path, root)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InvalidInput(f"{path} is a symlink loop; nothing was written.") from exc
+        raise InvalidInput(f"Cannot read {path} ({exc.strerror}); nothing was written.") from exc
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO or device, not a file"
+        raise InvalidInput(f"{path} is {kind}; nothing was written. Point setup at a file.")
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise InvalidInput(f"Cannot read {path} ({exc.strerror}); nothing was written.") from exc
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since the stat above
+            raise InvalidInput(f"{path} is not a regular file; nothing was written.")
+        data = handle.read(MAX_SETTINGS_BYTES + 1)
+    if len(data) > MAX_SETTINGS_BYTES:
+        raise InvalidInput(
+            f"{path} is larger than {MAX_SETTINGS_BYTES:,} bytes: not a settings file; "
+            "nothing was written."
+        )
+    return data
+
+
+def decode(path: Path, data: bytes | None) -> str:
+    """The text of a settings file, "" when absent; not UTF-8 is refused. Newlines are kept
+    as they are (no universal-newline translation), so a CRLF file round-trips."""
+    if data is None:
+        return ""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInput(
+            f"Cannot read {path}: it is not UTF-8 (byte {exc.start}); fix it by hand; "
+            "nothing was written."
+        ) from exc
+
+
+# --- JSON that round-trips ----------------------------------------------------------------------
+
+
+class RawNumber:
+    """A JSON number kept as written (``1e400``, ``1.50``): parsed to a float it would be
+    written back as ``Infinity`` or ``1.5``."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RawNumber) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"RawNumber({self.text!r})"
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> RawNumber:
+        return self
+
+
+def _lone_surrogate(value: Any, where: str = "") -> str | None:
+    """Where the first string with a lone surrogate is (JSON allows "\\ud800"; UTF-8 does not)."""
+    stack: list[tuple[Any, str]] = [(value, where)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return at or "a string"
+        elif isinstance(item, dict):
+            for key, sub in item.items():
+                stack.append((key, f"{at}/{key!a}"))
+                stack.append((sub, f"{at}/{key!a}"))
+        elif isinstance(item, list):
+            stack.extend((sub, f"{at}[{i}]") for i, sub in enumerate(item))
+    return None
+
+
+def parse_json(path: Path, text: str, what: str = "settings") -> dict[str, Any]:
+    """A settings file's JSON object ({} for an empty file), numbers kept as written."""
+    if not text.strip():
+        return {}
+    try:
+        value = json.loads(text, parse_float=RawNumber, parse_constant=RawNumber)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(
+            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}). "
+            "fix it by hand; nothing was written."
+        ) from exc
+    except RecursionError as exc:
+        raise InvalidInput(
+            f"{path} nests JSON too deeply to read; fix it by hand; nothing was written."
+        ) from exc
+    if not isinstance(value, dict):
+        raise InvalidInput(
+            f"{path} holds a JSON {type(value).__name__}, not an object; fix it by hand; "
+            "nothing was written."
+        )
+    where = _lone_surrogate(value)
+    if where is not None:
+        raise InvalidInput(
+            f"{path} has a lone surrogate (an unpaired \\ud800-\\udfff escape) at {where}: "
+            "not text. Fix it by hand; nothing was written."
+        )
+    return value
+
+
+def dump_json(value: Any, like: str = "") -> str:
+    """``value`` as JSON text (indent 2), raw numbers as written, newlines as in ``like``."""
+    nonce = secrets.token_hex(8)
+    raws: dict[str, str] = {}
+
+    def swap(item: Any) -> Any:
+        if isinstance(item, RawNumber):
+            key = f"{nonce}:{len(raws)}"
+            raws[key] = item.text
+            return key
+        if isinstance(item, dict):
+            return {k: swap(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [swap(v) for v in item]
+        return item
+
+    text = json.dumps(swap(value), indent=2, ensure_ascii=False) + "\n"
+    if raws:
+        text = re.sub(f'"({nonce}:\\d+)"', lambda m: raws[m.group(1)], text)
+    if "\r\n" in like:
+        text = text.replace("\n", "\r\n")
+    return text
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+
+def check_settings_writable(path: Path) -> None:
+    """Refuse a settings file the user made read-only: its mode says "do not edit", and an
+    atomic replace (which needs only the directory writable) would silently override it."""
+    target = Path(os.path.realpath(path))
+    if target.exists():
+        mode = target.stat().st_mode
+        if not os.access(target, os.W_OK) or not mode & 0o222:
+            raise InvalidInput(
+                f"{path} is read-only; nothing was written. Make it writable (chmod u+w) and "
+                f"run again, or add the entry by hand."
+            )
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Put ``data`` at ``path``: a random temporary name in the same folder, created
+    ``O_EXCL|O_NOFOLLOW`` (so nothing planted there is followed), then renamed over ``path``
+    (a link at ``path`` itself is replaced, not written through)."""
+    folder = path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InvalidInput(
+            f"Cannot create {folder} ({exc.strerror}); nothing was written."
+        ) from exc
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    flags |= getattr(os, "O_CLOEXEC", 0)
+    tmp = folder / f".{path.name}.{secrets.token_hex(6)}.gitledger-tmp"
+    try:
+        fd = os.open(tmp, flags, 0o600)
+    except OSError as exc:
+        raise InvalidInput(
+            f"Cannot write in {folder} ({exc.strerror}); nothing was written."
+        ) from exc
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+            os.fchmod(handle.fileno(), (0o666 & ~_umask()) if mode is None else mode)
+        os.replace(tmp, path)  # a crash leaves the old file or the new one, never half of one
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise InvalidInput(f"Cannot write {path} ({exc.strerror}); nothing was written.") from exc
+
+
+def replace_settings_file(path: Path, text: str, *, backup: bytes | None = None) -> Path | None:
+    """Write ``text`` to ``path`` atomically, keeping the file's mode; with ``backup`` the old
+    bytes go to ``<name>.bak`` first. A symlinked file (a dotfiles repository) is written
+    through: its target is replaced and the link stays a link. Returns the backup's path."""
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:  # never write half a file for text that is not text
+        raise InvalidInput(
+            f"Cannot write {path}: the new text is not UTF-8; nothing was written."
+        ) from exc
+    check_settings_writable(path)
+    target = Path(os.path.realpath(path)) if path.is_symlink() else path
+    mode = None
+    with_mode = target.exists()
+    if with_mode:
+        mode = target.stat().st_mode & 0o7777
+    saved = None
+    if backup is not None:
+        saved = target.with_name(target.name + ".bak")
+        write_atomic(saved, backup, mode=mode)
+    write_atomic(target, data, mode=mode)
+    return saved
+
+
+# --- hook entries -------------------------------------------------------------------------------
 
 
 @dataclass
-class SetupPlan:
-    agent: str
+class HookSpec:
+    """One hook gitledger wants: which role, its command, the timeout in seconds."""
+
+    role: str
+    command: str
+    timeout: int = 30
+
+
+def fuse_hooks() -> list[HookSpec]:
+    return [
+        HookSpec("save", hook_command("save"), 60),
+        HookSpec("restore", hook_command("restore"), 30),
+    ]
+
+
+def merge_hooks(
+    settings: Mapping[str, Any],
+    agent_name: str,
+    wanted: list[HookSpec],
+    *,
+    managed: Iterable[tuple[str, ...]],
+    notes: list[str] | None = None,
+) -> dict[str, Any]:
+    """``settings`` with exactly the ``wanted`` hooks among the commands in ``managed``.
+
+    An entry of ours already in place stays where it is (running setup twice changes nothing);
+    one we no longer want is removed; a group or event is dropped only when we emptied it.
+    Nothing else moves. Values of a shape we do not know are left, with a note.
+    """
+    agent = get(agent_name)
+    managed = [tuple(m) for m in managed]
+    merged: dict[str, Any] = copy.deepcopy(dict(settings))
+    hooks = merged.get("hooks")
+    if hooks is None:
+        hooks = {}
+    if not isinstance(hooks, dict):
+        raise InvalidInput(
+            "'hooks' in the settings is not an object; fix it by hand; nothing was written."
+        )
+    desired: list[tuple[str, str | None, dict[str, Any]]] = []
+    for spec in wanted:
+        where = agent.hooks.get(spec.role)
+        if where is None:
+            continue
+        desired.append(
+            (where.event, where.matcher, agent.hook_entry(spec.role, spec.command, spec.timeout))
+        )
+    satisfied: set[int] = set()
+    for event in list(hooks):
+        groups = hooks[event]
+        if not isinstance(groups, list):
+            continue
+        kept_groups = []
+        removed_any = False
+        for group in groups:
+            entries = group.get("hooks") if isinstance(group, dict) else None
+            if not isinstance(entries, list):
+                kept_groups.append(group)
+                continue
+            kept = []
+            for entry in entries:
+                command = entry.get("command") if isinstance(entry, dict) else None
+                if not is_our_command(command, managed):
+                    kept.append(entry)
+                    continue
+                match = next(
+                    (
+                        i
+                        for i, (ev, matcher, want) in enumerate(desired)
+                        if i not in satisfied
+                        and ev == event
+                        and group.get("matcher") == matcher
+                        and entry == want
+                    ),
+                    None,
+                )
+                if match is None:
+                    removed_any = True
+                    continue
+                satisfied.add(match)
+                kept.append(entry)
+            if kept:
+                kept_groups.append({**group, "hooks": kept} if kept != entries else group)
+            else:
+                removed_any = True
+        if kept_groups or not removed_any:
+            hooks[event] = kept_groups
+        else:
+            del hooks[event]
+    additions: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
+    for i, (event, matcher, want) in enumerate(desired):
+        if i in satisfied:
+            continue
+        current = hooks.get(event)
+        if current is not None and not isinstance(current, list):
+            if notes is not None:
+                notes.append(
+                    f"'{event}' is set to {json.dumps(current)[:40]}, not a list of hook groups; "
+                    f"left as it is, so gitledger's {event} hook is not installed."
+                )
+            continue
+        additions.setdefault((event, matcher), []).append(want)
+    for (event, matcher), entries in additions.items():
+        new_group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
+        new_group["hooks"] = entries
+        hooks.setdefault(event, []).append(new_group)
+    if hooks:
+        merged["hooks"] = hooks
+    else:
+        merged.pop("hooks", None)
+    return merged
+
+
+def merge_settings(settings: dict[str, Any], agent: str, uninstall: bool = False) -> dict[str, Any]:
+    """``settings`` with the fuse's hooks added (or removed); every other entry kept as is."""
+    return merge_hooks(
+        settings,
+        agent,
+        [] if uninstall else fuse_hooks(),
+        managed=FUSE_COMMANDS.values(),
+    )
+
+
+# --- MCP server entries -------------------------------------------------------------------------
+
+SERVER_KEY = "gitledger"
+
+
+def merge_mcp_json(
+    data: Mapping[str, Any], where: Path, entry: dict[str, Any] | None
+) -> dict[str, Any]:
+    """``data`` with ``mcpServers.gitledger`` set to ``entry`` (removed for None)."""
+    merged: dict[str, Any] = copy.deepcopy(dict(data))
+    servers = merged.get("mcpServers")
+    if servers is None:
+        if entry is None:
+            return merged
+        servers = merged["mcpServers"] = {}
+    if not isinstance(servers, dict):
+        raise InvalidInput(f"{where}: 'mcpServers' is not an object; fix it by hand first.")
+    if entry is None:
+        servers.pop(SERVER_KEY, None)
+    else:
+        servers[SERVER_KEY] = entry
+    return merged
+
+
+def merge_mcp_toml(
+    text: str, where: Path, entry: dict[str, Any] | None, read_only: list[str]
+) -> str:
+    """Codex's config.toml with ``[mcp_servers.gitledger]`` (and read-only tools pre-approved)
+    set, or removed for None; edited with tomlkit, so the rest stays as written."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        doc = tomlkit.parse(text)
+    except TOMLKitError as exc:
+        if "nested more than" in str(exc):
+            raise InvalidInput(
+                f"{where} nests TOML too deeply to read; fix it by hand first."
+            ) from exc
+        raise InvalidInput(f"{where} is not valid TOML ({exc}); fix it by hand first.") from exc
+    except RecursionError as exc:
+        raise InvalidInput(f"{where} nests TOML too deeply to read; fix it by hand first.") from exc
+    servers: Any = doc.get("mcp_servers")
+    if servers is not None and not isinstance(servers, dict):
+        raise InvalidInput(f"{where}: 'mcp_servers' is not a table; fix it by hand first.")
+    if entry is None:
+        if servers is None or SERVER_KEY not in servers:
+            return text
+        del servers[SERVER_KEY]
+        if not servers:
+            del doc["mcp_servers"]
+        left = tomlkit.dumps(doc)
+        return left.rstrip("\n") + "\n" if left.strip() else ""
+    wanted: dict[str, Any] = {"command": entry["command"], "args": list(entry["args"])}
+    if read_only:
+        wanted["tools"] = {name: {"approval_mode": "approve"} for name in read_only}
+    current = servers.get(SERVER_KEY) if servers is not None else None
+    if current is not None and _plain(current) == wanted:
+        return text  # already set up: the file stays byte for byte
+    if servers is not None and current is not None:
+        del servers[SERVER_KEY]  # a table, an inline table or dotted keys alike
+    rest = tomlkit.dumps(doc)
+    ours = tomlkit.document()
+    ours.add("mcp_servers", {SERVER_KEY: wanted})
+    tables = tomlkit.dumps(ours)
+    # Our tables go at the end, so everything that was there stays byte for byte before them.
+    candidates = [
+        rest
+        + ("\n" if rest.strip() and not rest.endswith("\n") else "")
+        + ("\n" if rest.strip() else "")
+        + tables
+    ]
+    if servers is not None:
+        servers[SERVER_KEY] = wanted  # an inline mcp_servers = {…} takes it in place
+        candidates.append(tomlkit.dumps(doc))
+    for after in candidates:
+        try:
+            merged = tomlkit.parse(after).unwrap()
+        except (TOMLKitError, RecursionError):
+            continue
+        if merged.get("mcp_servers", {}).get(SERVER_KEY) == wanted:
+            return after  # never write a file Codex could not read, or without our entry
+    raise InvalidInput(f"Could not merge gitledger's entry into {where}; add it by hand.")
+
+
+def _plain(value: Any) -> Any:
+    unwrap = getattr(value, "unwrap", None)
+    return unwrap() if callable(unwrap) else value
+
+
+# --- a change to one file -----------------------------------------------------------------------
+
+
+@dataclass
+class FileChange:
+    """One file setup would change: its bytes now, its text after, and what it said."""
+
     path: Path
-    before: str  # the file as it is ("" when absent)
-    after: str  # the file as it would be
-    changed: bool
+    before_bytes: bytes | None
+    after: str
+    notes: list[str] = field(default_factory=list)
+    label: str = ""
+    delete_when_empty: bool = False  # a file of ours alone (an AGENTS.md setup created)
+    keep_backup: bool = True  # not for a project's AGENTS.md: its block is marked, Git has the rest
+
+    @property
+    def before(self) -> str:
+        return self.before_bytes.decode("utf-8") if self.before_bytes is not None else ""
+
+    @property
+    def changed(self) -> bool:
+        return self.after != self.before or (self.before_bytes is None and self.after != "")
 
     def diff(self) -> str:
         return "".join(
@@ -34,132 +607,71 @@ class SetupPlan:
             )
         )
 
+    def write(self) -> Path | None:
+        """Write the change (a backup of the old bytes first); the backup's path, if any."""
+        if not self.changed:
+            return None
+        if self.delete_when_empty and not self.after.strip():
+            check_settings_writable(self.path)
+            self.path.unlink()
+            return None
+        backup = self.before_bytes if self.keep_backup else None
+        return replace_settings_file(self.path, self.after, backup=backup)
+
+
+# --- the fuse's own setup (fuse setup) ------------------------------------------------------
+
+
+@dataclass
+class SetupPlan:
+    agent: str
+    path: Path
+    before: str  # the file as it is ("" when absent)
+    after: str  # the file as it would be
+    changed: bool
+    before_bytes: bytes | None = None
+    notes: list[str] = field(default_factory=list)
+
+    def diff(self) -> str:
+        return FileChange(self.path, self.before_bytes, self.after).diff()
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "agent": self.agent,
             "path": str(self.path),
             "changed": self.changed,
             "diff": self.diff(),
+            "notes": self.notes,
         }
-
-
-def hook_command(action: str) -> str:
-    """The command a hook runs; ``python -m gitledger`` so it works without PATH set up."""
-    import sys
-
-    return f"{shlex.quote(sys.executable)} -m gitledger fuse {action} --hook"
 
 
 def settings_path(agent: str, project: Path | None) -> Path:
-    home = Path.home()
-    if agent == "claude":
-        return (project / ".claude" if project else home / ".claude") / "settings.json"
-    if agent == "gemini":
-        return (project / ".gemini" if project else home / ".gemini") / "settings.json"
-    if agent == "codex":
-        if project:
-            return project / ".codex" / "hooks.json"
-        return Path(os.environ.get("CODEX_HOME") or home / ".codex") / "hooks.json"
-    raise InvalidInput(f"Unknown agent {agent!r}: use claude, codex or gemini.")
-
-
-def _hook_entries(agent: str) -> dict[str, list[dict[str, Any]]]:
-    """The hook entries the fuse owns, per event, in the agent's settings schema."""
-    save_cmd: dict[str, Any] = {"type": "command", "command": hook_command("save"), "timeout": 60}
-    restore_cmd: dict[str, Any] = {
-        "type": "command",
-        "command": hook_command("restore"),
-        "timeout": 30,
-    }
-    if agent == "claude":
-        return {
-            "PreCompact": [{"matcher": "", "hooks": [save_cmd]}],
-            "SessionStart": [{"matcher": "compact|resume", "hooks": [restore_cmd]}],
-        }
-    if agent == "gemini":
-        # Gemini CLI: PreCompress before it compresses history, SessionStart (source resume).
-        save_cmd = {
-            "name": "gitledger-fuse-save",
-            "type": "command",
-            "command": save_cmd["command"],
-        }
-        restore_cmd = {
-            "name": "gitledger-fuse-restore",
-            "type": "command",
-            "command": restore_cmd["command"],
-        }
-        return {
-            "PreCompress": [{"hooks": [save_cmd]}],
-            "SessionStart": [{"matcher": "resume", "hooks": [restore_cmd]}],
-        }
-    if agent == "codex":
-        # Codex (hooks.json in CODEX_HOME) has PreCompact and SessionStart with Claude Code's
-        # payload shape. A SessionStart without a snapshot for its session prints nothing.
-        return {
-            "PreCompact": [{"hooks": [save_cmd]}],
-            "SessionStart": [{"hooks": [restore_cmd]}],
-        }
-    raise InvalidInput(f"Unknown agent {agent!r}: use claude, codex or gemini.")
-
-
-def _is_ours(group: Any) -> bool:
-    if not isinstance(group, dict):
-        return False
-    hooks = group.get("hooks")
-    return isinstance(hooks, list) and any(
-        isinstance(h, dict) and HOOK_MARK in str(h.get("command", "")) for h in hooks
-    )
-
-
-def _parse_settings(path: Path, text: str) -> dict[str, Any]:
-    if not text.strip():
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
+    """Where ``agent`` keeps its hooks (the project's file with ``project``)."""
+    found = get(agent)
+    if not found.hooks:
         raise InvalidInput(
-            f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}). "
-            f"Fix it by hand; nothing was written."
-        ) from exc
-    except RecursionError as exc:
-        raise InvalidInput(
-            f"{path} nests JSON too deeply to read. Fix it by hand; nothing was written."
-        ) from exc
-    if not isinstance(value, dict):
-        raise InvalidInput(
-            f"{path} holds a JSON {type(value).__name__}, not an object; nothing was written."
+            f"gitledger installs no hooks for {found.title}; use 'gitledger mcp setup'."
         )
-    hooks = value.get("hooks")
-    if hooks is not None and not isinstance(hooks, dict):
-        raise InvalidInput(
-            f"{path}: 'hooks' is not an object; fix it by hand; nothing was written."
-        )
-    return value
+    return found.settings_path(project)
 
 
-def merge_settings(settings: dict[str, Any], agent: str, uninstall: bool = False) -> dict[str, Any]:
-    """``settings`` with the fuse's hooks added (or removed); every other entry kept as is."""
-    merged: dict[str, Any] = json.loads(json.dumps(settings))
-    hooks = merged.get("hooks")
-    if not isinstance(hooks, dict):
-        hooks = {}
-    for event in list(hooks):
-        groups = hooks[event]
-        if isinstance(groups, list):
-            kept = [g for g in groups if not _is_ours(g)]
-            if kept:
-                hooks[event] = kept
-            else:
-                del hooks[event]
-    if not uninstall:
-        for event, groups in _hook_entries(agent).items():
-            current = hooks.get(event)
-            hooks[event] = (current if isinstance(current, list) else []) + groups
-    if hooks:
-        merged["hooks"] = hooks
-    else:
-        merged.pop("hooks", None)
-    return merged
+def plan_hooks(
+    agent: str,
+    wanted: list[HookSpec],
+    *,
+    managed: Iterable[tuple[str, ...]],
+    project: Path | None = None,
+    path: Path | None = None,
+) -> SetupPlan:
+    target = path or settings_path(agent, project)
+    raw = read_config(target, root=project if path is None else None)
+    before = decode(target, raw)
+    settings = parse_json(target, before)
+    notes: list[str] = []
+    merged = merge_hooks(settings, agent, wanted, managed=managed, notes=notes)
+    changed = merged != settings
+    after = dump_json(merged, before) if changed else before
+    return SetupPlan(agent, target, before, after, changed, raw, notes)
 
 
 def setup_plan(
@@ -170,19 +682,12 @@ def setup_plan(
     path: Path | None = None,
 ) -> SetupPlan:
     """What ``fuse setup`` would write, without writing."""
-    target = path or settings_path(agent, project)
-    try:
-        before = target.read_text(encoding="utf-8") if target.exists() else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"Cannot read {target} ({exc}); nothing was written.") from exc
-    settings = _parse_settings(target, before)
-    merged = merge_settings(settings, agent, uninstall=uninstall)
-    after = json.dumps(merged, indent=2, ensure_ascii=False) + "\n"
-    changed = merged != settings
-    if not before and uninstall:
-        after, changed = "", False
-    return SetupPlan(
-        agent=agent, path=target, before=before, after=after if changed else before, changed=changed
+    return plan_hooks(
+        agent,
+        [] if uninstall else fuse_hooks(),
+        managed=FUSE_COMMANDS.values(),
+        project=project,
+        path=path,
     )
 
 
@@ -190,46 +695,4 @@ def apply_setup(plan: SetupPlan) -> Path | None:
     """Write a plan: the old file is kept as ``<name>.bak``; returns the backup path, if any."""
     if not plan.changed:
         return None
-    check_settings_writable(plan.path)
-    backup = None
-    if plan.path.exists():
-        backup = plan.path.with_name(plan.path.name + ".bak")
-        try:
-            backup.write_text(plan.before, encoding="utf-8")
-        except OSError as exc:
-            raise InvalidInput(
-                f"Cannot write the backup {backup} ({exc.strerror}); nothing was written."
-            ) from exc
-    replace_settings_file(plan.path, plan.after)
-    return backup
-
-
-def check_settings_writable(path: Path) -> None:
-    """Refuse a settings file the user made read-only: its mode says "do not edit", and an
-    atomic replace (which needs only the directory writable) would silently override it."""
-    target = path.resolve() if path.is_symlink() else path
-    if target.exists():
-        mode = target.stat().st_mode
-        if not os.access(target, os.W_OK) or not mode & 0o222:
-            raise InvalidInput(
-                f"{path} is read-only; nothing was written. Make it writable (chmod u+w) and "
-                f"run again, or add the entry by hand."
-            )
-
-
-def replace_settings_file(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temporary file, then rename), keeping the file's
-    mode. A symlink (a settings file kept in a dotfiles repository) is written through: its
-    target is replaced and the link stays a link."""
-    check_settings_writable(path)
-    target = path.resolve() if path.is_symlink() else path
-    tmp = target.with_name(target.name + ".gitledger-tmp")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(text, encoding="utf-8")
-        if target.exists():
-            os.chmod(tmp, target.stat().st_mode & 0o7777)
-        os.replace(tmp, target)  # a crash leaves the old file or the new one, never half of one
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise InvalidInput(f"Cannot write {path} ({exc.strerror}); nothing was written.") from exc
+    return replace_settings_file(plan.path, plan.after, backup=plan.before_bytes)

@@ -36,6 +36,7 @@ COMMANDS: dict[str, str] = {
     "memory": "gitledger.cli.memory:memory_group",
     "mcp": "gitledger.cli.mcp:mcp_group",
     "agents-md": "gitledger.cli.mcp:agents_md_cmd",
+    "setup": "gitledger.cli.setup:setup_cmd",
 }
 
 

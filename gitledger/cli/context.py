@@ -76,17 +76,65 @@ def context_cmd(
 
 @click.command("prime")
 @budget_options(2000)
+@click.option(
+    "--hook",
+    is_flag=True,
+    help="As a SessionStart hook: read the payload on stdin, print the digest as the hook's "
+    "JSON, never fail the session.",
+)
+@click.option(
+    "--sync",
+    "remote",
+    metavar="REMOTE",
+    help="With --hook: sync with REMOTE first (bounded in time), so work pushed from another "
+    "machine is in the digest.",
+)
 @json_option
 @click.pass_context
-def prime_cmd(ctx: click.Context, budget: int | None, unit: str, as_json: bool) -> None:
+def prime_cmd(
+    ctx: click.Context,
+    budget: int | None,
+    unit: str,
+    hook: bool,
+    remote: str | None,
+    as_json: bool,
+) -> None:
     """Print the session-start digest: active and claimed tasks, the top of the ready queue,
     recent decisions, and how to call the ledger.
 
     Made for a SessionStart hook: with no ledger here it prints one line saying how to start one
-    and exits 0.
+    and exits 0. 'gitledger setup' installs it as 'prime --hook' for every session source.
     """
     from ..context import NO_LEDGER_LINE, PRIME_BUDGET, prime
     from ..errors import NoLedger
+
+    if hook:
+        from ..hooks import (
+            emit,
+            enter_project,
+            never_fail,
+            note,
+            read_payload,
+            run_bounded,
+            session_start_output,
+        )
+
+        with never_fail("prime", "no digest"):
+            enter_project(read_payload())
+            obj = ctx.find_root().obj or {}
+            if remote:
+                pinned = ["--ledger", str(obj["ledger_path"])] if obj.get("ledger_path") else []
+                ok, said = run_bounded([*pinned, "sync", remote])
+                if not ok:
+                    note("prime", f"sync with {remote}: {said or 'failed'}; primed from local")
+            try:
+                ledger = open_ledger(ctx)
+            except NoLedger:
+                emit(session_start_output(NO_LEDGER_LINE), "prime")
+                return
+            digest = prime(ledger, budget=PRIME_BUDGET if budget is None else budget, unit=unit)
+            emit(session_start_output(digest.text), "prime")
+        return
 
     with errors(as_json):
         try:

@@ -7,38 +7,30 @@ key and comment stays as it was), and running it twice changes nothing the secon
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
 import subprocess
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..errors import InvalidInput
+from ..agents.agents_md import AGENTS_BLOCK, BEGIN, END, add_block, remove_block
+from ..agents.install import server_command
+from ..agents.settings import SERVER_KEY, dump_json, merge_mcp_json, merge_mcp_toml, parse_json
 from ._common import actor_of, errors, json_option, print_json
 
-AGENTS = ("claude", "codex", "cursor")
-SERVER_KEY = "gitledger"
-BEGIN = "<!-- gitledger:begin -->"
-END = "<!-- gitledger:end -->"
+AGENTS = ("claude", "codex", "cursor", "gemini")
 
-AGENTS_BLOCK = f"""{BEGIN}
-## Task ledger (gitledger)
-
-This project keeps its task line in gitledger, so it survives compaction and restarts.
-
-- Start: run `gitledger prime` (or the MCP tool `prime`), then `gitledger task claim ID`.
-- As you work: `gitledger task update ID --next "..."`, `--decision "... because ..."`,
-  `--evidence "commit:SHA" / test output`.
-- Stop: `--status done --evidence "..."` when the criteria are met, or
-  `--status blocked --blocker "..."`.
-- Protocol: docs/AGENT-PROTOCOL.md in the gitledger repository; `gitledger --help` for the rest.
-{END}
-"""
+__all__ = [
+    "AGENTS_BLOCK",
+    "BEGIN",
+    "END",
+    "SERVER_KEY",
+    "add_block",
+    "merge_json_config",
+    "merge_toml_config",
+    "remove_block",
+    "server_command",
+]
 
 
 # --- the server -----------------------------------------------------------------------------
@@ -89,42 +81,6 @@ def tools_cmd(as_json: bool) -> None:
 # --- setup ----------------------------------------------------------------------------------
 
 
-@dataclass
-class Plan:
-    """One configuration file: what is there, what setup would make of it."""
-
-    agent: str
-    path: Path
-    before: str | None
-    after: str
-    entry: str  # gitledger's own part, as it will read in the file
-
-    @property
-    def changed(self) -> bool:
-        return self.before != self.after
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "agent": self.agent,
-            "path": str(self.path),
-            "exists": self.before is not None,
-            "changed": self.changed,
-            "entry": self.entry,
-        }
-
-
-def server_command(ledger: Path | None = None) -> tuple[str, list[str]]:
-    """How an agent should start the server: the ``gitledger`` on PATH, else this Python.
-
-    With ``ledger`` (setup was run with ``--ledger PATH``: a team ledger), the server is pinned to
-    it; otherwise it finds the ledger of the folder the agent starts it in.
-    """
-    pinned = ["--ledger", str(ledger.absolute())] if ledger is not None else []
-    if shutil.which("gitledger"):
-        return "gitledger", [*pinned, "mcp"]
-    return sys.executable, ["-m", "gitledger", *pinned, "mcp"]
-
-
 def explicit_ledger(ctx: click.Context) -> Path | None:
     """The ledger given as ``--ledger`` on this command line (not one from GITLEDGER_DIR)."""
     from click.core import ParameterSource
@@ -152,155 +108,25 @@ def project_root(start: Path | None = None) -> Path:
     return Path(out.stdout.strip()) if out.returncode == 0 and out.stdout.strip() else here
 
 
-def config_path(agent: str, project: bool, root: Path) -> Path:
-    home = Path.home()
-    if agent == "claude":
-        # User scope: ~/.claude.json's top-level mcpServers; project scope: .mcp.json at the root.
-        return root / ".mcp.json" if project else home / ".claude.json"
-    if agent == "codex":
-        codex_home = Path(os.environ.get("CODEX_HOME") or home / ".codex")
-        return root / ".codex" / "config.toml" if project else codex_home / "config.toml"
-    if agent == "cursor":
-        return root / ".cursor" / "mcp.json" if project else home / ".cursor" / "mcp.json"
-    raise InvalidInput(f"Unknown agent '{agent}'. Use one of: {', '.join(AGENTS)}.")
-
-
 def merge_json_config(before: str | None, where: Path, entry: dict[str, Any]) -> str:
-    """``before`` with ``mcpServers.gitledger`` set to ``entry``; every other key kept."""
-    data: dict[str, Any] = {}
-    if before is not None and before.strip():
-        try:
-            data = json.loads(before)
-        except json.JSONDecodeError as exc:
-            raise InvalidInput(
-                f"{where} is not valid JSON ({exc.msg} at line {exc.lineno}); fix it by hand "
-                f"first, then run setup again."
-            ) from exc
-        except RecursionError as exc:
-            raise InvalidInput(
-                f"{where} nests JSON too deeply to read; fix it by hand first."
-            ) from exc
-        if not isinstance(data, dict):
-            raise InvalidInput(f"{where} does not hold a JSON object; fix it by hand first.")
-    servers = data.get("mcpServers")
-    if servers is None:
-        servers = data["mcpServers"] = {}
-    if not isinstance(servers, dict):
-        raise InvalidInput(f"{where}: 'mcpServers' is not an object; fix it by hand first.")
-    if servers.get(SERVER_KEY) == entry and before is not None:
-        return before  # already set up: leave the file byte for byte
-    servers[SERVER_KEY] = entry
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-
-
-def _toml_string(value: str) -> str:
-    return json.dumps(value, ensure_ascii=False)  # a JSON string is a valid TOML basic string
-
-
-def codex_tables(command: str, args: list[str], read_only: list[str]) -> str:
-    """gitledger's tables for Codex: the server, and read-only tools pre-approved.
-
-    Writes stay at Codex's default (the user is asked), so an agent cannot change the ledger
-    unseen unless the user chooses that.
-    """
-    lines = [
-        f"[mcp_servers.{SERVER_KEY}]",
-        f"command = {_toml_string(command)}",
-        f"args = [{', '.join(_toml_string(a) for a in args)}]",
-    ]
-    for name in read_only:
-        lines += ["", f"[mcp_servers.{SERVER_KEY}.tools.{name}]", 'approval_mode = "approve"']
-    return "\n".join(lines) + "\n"
-
-
-def _is_ours(header: str) -> bool:
-    name = header.strip().strip("[]").strip()
-    prefix = f"mcp_servers.{SERVER_KEY}"
-    return name == prefix or name.startswith(prefix + ".")
-
-
-def _toml_parser() -> Any:
-    """``tomllib`` (Python 3.11+), else ``tomli`` if installed, else None (no check possible)."""
-    try:
-        import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        try:
-            import tomli as tomllib  # type: ignore[no-redef,unused-ignore]
-        except ModuleNotFoundError:
-            return None
-    return tomllib
+    """``before`` with ``mcpServers.gitledger`` set to ``entry``; every other key kept, and the
+    text kept byte for byte when it already has that entry."""
+    data = parse_json(where, before or "")
+    merged = merge_mcp_json(data, where, entry)
+    if merged == data and before is not None:
+        return before
+    return dump_json(merged, before or "")
 
 
 def merge_toml_config(before: str | None, where: Path, tables: str) -> str:
-    """``before`` with gitledger's ``[mcp_servers.gitledger…]`` tables replaced by ``tables``.
+    """``before`` with gitledger's ``[mcp_servers.gitledger…]`` tables set as ``tables`` says
+    (TOML text of those tables), edited with tomlkit so the rest stays as written."""
+    import tomlkit
 
-    Python reads TOML but does not write it, so this edits text: our tables (from their header
-    to the next header) are cut out and the new ones put where the first of them was, or at the
-    end. Other tables, comments and formatting stay as they were.
-    """
-    parser = _toml_parser()
-    text = before or ""
-    if parser is not None and text:  # not text.strip(): a lone '\r' is invalid TOML
-        try:
-            parser.loads(text)
-        except parser.TOMLDecodeError as exc:
-            raise InvalidInput(f"{where} is not valid TOML ({exc}); fix it by hand first.") from exc
-        except RecursionError as exc:
-            raise InvalidInput(
-                f"{where} nests TOML too deeply to read; fix it by hand first."
-            ) from exc
-    kept: list[str] = []
-    insert_at: int | None = None
-    skipping = False
-    for line in text.splitlines(keepends=True):
-        stripped = line.strip()
-        if stripped.startswith("[") and not stripped.startswith("[["):
-            skipping = _is_ours(stripped)
-            if skipping and insert_at is None:
-                insert_at = len(kept)
-        elif stripped.startswith("[["):
-            skipping = False
-        if not skipping:
-            kept.append(line)
-    if insert_at is None:
-        prefix = "".join(kept)
-        if prefix and not prefix.endswith("\n"):
-            prefix += "\n"
-        after = prefix + ("\n" if prefix.strip() else "") + tables
-    else:
-        head, tail = "".join(kept[:insert_at]), "".join(kept[insert_at:])
-        after = head + tables + ("\n" + tail if tail.strip() else "")
-    if before is not None and parser is not None and parser.loads(after) == parser.loads(before):
-        return before  # already set up: leave the file byte for byte
-    if parser is not None:
-        parser.loads(after)  # never write a file Codex could not read
-    return after
-
-
-def plan_setup(agent: str, project: bool, root: Path, ledger: Path | None = None) -> Plan:
-    from ..mcp_server import read_only_tool_names
-
-    path = config_path(agent, project, root)
-    try:
-        before = path.read_text(encoding="utf-8") if path.exists() else None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"Cannot read {path} ({exc}); fix it by hand first.") from exc
-    command, args = server_command(ledger)
-    if agent == "codex":
-        tables = codex_tables(command, args, read_only_tool_names())
-        return Plan(agent, path, before, merge_toml_config(before, path, tables), tables)
-    entry: dict[str, Any] = {"command": command, "args": args}
-    if agent == "claude":
-        entry = {"type": "stdio", **entry}
-    shown = json.dumps({"mcpServers": {SERVER_KEY: entry}}, indent=2) + "\n"
-    return Plan(agent, path, before, merge_json_config(before, path, entry), shown)
-
-
-def write_plan(plan: Plan) -> None:
-    from ..agents.settings import replace_settings_file
-
-    # Atomic, mode kept, a symlinked file written through, a read-only one refused.
-    replace_settings_file(plan.path, plan.after)
+    wanted = tomlkit.parse(tables).unwrap().get("mcp_servers", {}).get(SERVER_KEY, {})
+    entry = {"command": wanted.get("command", ""), "args": wanted.get("args", [])}
+    tools = [name for name, t in wanted.get("tools", {}).items() if isinstance(t, dict)]
+    return merge_mcp_toml(before or "", where, entry, tools)
 
 
 @mcp_group.command("setup")
@@ -328,20 +154,33 @@ def setup_cmd(ctx: click.Context, agent: str, project: bool, write: bool, as_jso
     setup' pins the server to that ledger (a team ledger); otherwise the server uses the ledger
     of the folder the agent starts it in.
     """
+    from ..agents.install import mcp_change
+
     with errors(as_json):
-        plan = plan_setup(agent, project, project_root(), explicit_ledger(ctx))
-        if write and plan.changed:
-            write_plan(plan)
+        root = project_root() if project else None
+        change = mcp_change(agent, root, ledger=explicit_ledger(ctx))
+        if write and change.changed:
+            change.write()
     if as_json:
-        print_json({**plan.to_dict(), "written": write and plan.changed})
+        print_json(
+            {
+                "agent": agent,
+                "path": str(change.path),
+                "exists": change.before_bytes is not None,
+                "changed": change.changed,
+                "entry": change.after,
+                "diff": change.diff(),
+                "written": write and change.changed,
+            }
+        )
         return
-    if not plan.changed:
-        click.echo(f"{plan.path} already has the gitledger server; nothing to do.")
+    if not change.changed:
+        click.echo(f"{change.path} already has the gitledger server; nothing to do.")
         return
     verb = "Added to" if write else "Would add to"
-    kept = " (everything else in it stays as it is)" if plan.before is not None else ""
-    click.echo(f"{verb} {plan.path}{kept}:\n")
-    click.echo(plan.entry.rstrip("\n"))
+    kept = " (everything else in it stays as it is)" if change.before_bytes is not None else ""
+    click.echo(f"{verb} {change.path}{kept}:\n")
+    click.echo(change.diff().rstrip("\n"))
     if not write:
         click.echo("\nRun again with --write to apply it.")
     else:
@@ -349,44 +188,6 @@ def setup_cmd(ctx: click.Context, agent: str, project: bool, write: bool, as_jso
 
 
 # --- agents-md ------------------------------------------------------------------------------
-
-
-def remove_block(text: str) -> str:
-    """``text`` without gitledger's marked block (and the blank line that set it apart)."""
-    start = text.find(BEGIN)
-    if start < 0:
-        return text
-    end = text.find(END, start)
-    if end < 0:
-        raise InvalidInput(
-            f"The file has '{BEGIN}' but no '{END}'; fix the block by hand, then run again."
-        )
-    end += len(END)
-    if text[end : end + 1] == "\n":
-        end += 1
-    head, tail = text[:start], text[end:]
-    if head.endswith("\n\n") and not tail:
-        head = head[:-1]
-    return head + tail
-
-
-def add_block(text: str) -> str:
-    """``text`` with gitledger's block: replaced where it is, else appended after a blank line."""
-    if BEGIN in text:
-        start = text.find(BEGIN)
-        end = text.find(END, start)
-        if end < 0:
-            raise InvalidInput(
-                f"The file has '{BEGIN}' but no '{END}'; fix the block by hand, then run again."
-            )
-        end += len(END)
-        if text[end : end + 1] == "\n":
-            end += 1
-        return text[:start] + AGENTS_BLOCK + text[end:]
-    if not text:
-        return AGENTS_BLOCK
-    # One blank line before the block; remove_block takes exactly that line away again.
-    return text + ("\n" if text.endswith("\n") else "\n\n") + AGENTS_BLOCK
 
 
 @click.command("agents-md")
@@ -407,18 +208,15 @@ def agents_md_cmd(file_name: str, remove: bool, write: bool, as_json: bool) -> N
     Shows the change first; --write writes it. Running it again changes nothing, --remove takes
     the block out, and the rest of the file is left as it was.
     """
-    path = project_root() / file_name
+    from ..agents.agents_md import block_change
+
+    root = project_root()
+    path = root / file_name
     with errors(as_json):
-        before = path.read_text(encoding="utf-8") if path.exists() else None
-        after = remove_block(before or "") if remove else add_block(before or "")
-        if remove and before is None:
-            after = ""
-        changed = after != (before or "")
+        change = block_change(path, root=root, remove=remove)
+        after, changed = change.after, change.changed
         if write and changed:
-            if remove and not after.strip():
-                path.unlink()
-            else:
-                path.write_text(after, encoding="utf-8")
+            change.write()
     if as_json:
         print_json(
             {"path": str(path), "changed": changed, "written": write and changed, "content": after}

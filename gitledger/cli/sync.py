@@ -141,9 +141,23 @@ def restore_cmd(ctx: click.Context, source: str, as_json: bool) -> None:
 
 @click.command("sync")
 @click.argument("remote", required=False)
+@click.option(
+    "--hook",
+    is_flag=True,
+    help="As an agent's hook: read the payload on stdin, give up after --timeout, never fail.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(1, 600),
+    default=10,
+    show_default=True,
+    help="Seconds a --hook sync may take.",
+)
 @json_option
 @click.pass_context
-def sync_cmd(ctx: click.Context, remote: str | None, as_json: bool) -> None:
+def sync_cmd(
+    ctx: click.Context, remote: str | None, hook: bool, timeout: float, as_json: bool
+) -> None:
     """Fetch REMOTE's ledger (default origin), merge diverged tasks, push the result.
 
     Per task: new, fast-forward, keep (local ahead) or merge both histories (notes, decisions and
@@ -151,6 +165,20 @@ def sync_cmd(ctx: click.Context, remote: str | None, as_json: bool) -> None:
     conflict is recorded on the task). Retries when someone pushed in between.
     """
     from .. import sync
+
+    if hook:
+        from ..hooks import enter_project, never_fail, note, read_payload, run_bounded
+
+        with never_fail("sync", "nothing synced"):
+            enter_project(read_payload())
+            obj = ctx.find_root().obj or {}
+            pinned = ["--ledger", str(obj["ledger_path"])] if obj.get("ledger_path") else []
+            ok, said = run_bounded(
+                [*pinned, "sync", *([remote] if remote else [])], timeout=timeout
+            )
+            if not ok:
+                note("sync", f"{said or 'failed'} (the agent goes on)")
+        return
 
     with errors(as_json):
         ledger = open_ledger(ctx)

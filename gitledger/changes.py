@@ -66,6 +66,8 @@ def diff_tasks(old: Task | None, new: Task) -> list[Change]:
     for name in SCALAR_FIELDS:
         if getattr(old, name) != getattr(new, name):
             out.append(Change(name, "set", getattr(old, name), getattr(new, name)))
+    if old.agent != new.agent:  # the claim's agent (a merge decides it with the owner)
+        out.append(Change("agent", "set", old.agent, new.agent))
     for name in SET_FIELDS:
         before, after = getattr(old, name), getattr(new, name)
         out += [Change(name, "removed", v, None) for v in before if v not in after]

@@ -25,8 +25,10 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +51,6 @@ from .errors import (
 from .gitstore import GitStore, RefMoved, commit_exists, git_identity, refs_stamp
 from .model import (
     ENTRY_FIELDS,
-    FORMAT_LINE,
     ID_LENGTH,
     ID_PATTERN,
     MIN_SHORT_ID,
@@ -68,6 +69,7 @@ from .model import (
     check_text,
     criteria_hash,
     encode_record,
+    format_line,
     new_entry_id,
     new_id,
     now_iso,
@@ -142,12 +144,15 @@ class Ledger:
         project_root: Path | None = None,
         actor: str | None = None,
         kind: str = "explicit",
+        agent: str | None = None,
     ) -> None:
         self.store = store
         self.path = store.path
         self.project_root = project_root
         self.kind = kind
         self.actor = actor
+        self.agent = agent
+        self.last_claim = ""  # what the last claim() did: see CLAIM_OUTCOMES
         self.skipped: list[Problem] = []  # unreadable refs met by the last listing
         self._scan: tuple[str, list[str]] | None = None  # see resolve()
 
@@ -161,6 +166,7 @@ class Ledger:
         actor: str | None = None,
         create: bool = False,
         cwd: Path | None = None,
+        agent: str | None = None,
     ) -> Ledger:
         if path is not None:
             location: paths.Location | None = paths.Location(
@@ -181,6 +187,7 @@ class Ledger:
             project_root=location.project_root,
             actor=actor,
             kind=location.kind,
+            agent=agent,
         )
 
     @classmethod
@@ -195,7 +202,9 @@ class Ledger:
         return cls(store, project_root=location.project_root, actor=actor, kind=location.kind)
 
     @classmethod
-    def open_for_hook(cls, cwd: Path | None = None, *, actor: str | None = None) -> Ledger:
+    def open_for_hook(
+        cls, cwd: Path | None = None, *, actor: str | None = None, agent: str | None = None
+    ) -> Ledger:
         """The ledger a hook writes to: the project's if there is one, else the per-user ledger.
 
         A hook must work in any folder without littering it, so outside a Git work tree (and with
@@ -213,6 +222,7 @@ class Ledger:
             project_root=location.project_root,
             actor=actor,
             kind=location.kind,
+            agent=agent,
         )
 
     # --- identity -----------------------------------------------------------------------------
@@ -231,6 +241,18 @@ class Ledger:
         if identity:
             return identity
         return "unknown", "unknown@gitledger"
+
+    def agent_id(self, agent: str | None = None) -> str:
+        """Which of the person's agents writes: --agent / GITLEDGER_AGENT (a hook passes its
+        session id, the MCP server one id per process), else this machine's command line,
+        ``cli@HOST``. Two agents of one person are two claimants."""
+        chosen = agent or self.agent or os.environ.get("GITLEDGER_AGENT")
+        if chosen:
+            check_text(chosen, "agent", limit=256)
+            text = " ".join(chosen.split())
+            if text:
+                return text
+        return f"cli@{machine_name()}"
 
     # --- ids ----------------------------------------------------------------------------------
 
@@ -513,7 +535,7 @@ class Ledger:
     def record_files(self, task: Task) -> dict[str, bytes]:
         """The tree of one task version: format line, machine record, Markdown view."""
         return {
-            "FORMAT": FORMAT_LINE.encode(),
+            "FORMAT": format_line(task).encode(),
             "task.json": encode_record(task),
             "task.md": render_markdown(task).encode("utf-8"),
         }
@@ -685,9 +707,15 @@ class Ledger:
         parent: str | None = None,
         expect_version: int | None = None,
         actor: str | None = None,
+        agent: str | None = None,
+        _hold: str | None = None,
     ) -> Task:
         """Write one new version with every change given. Empty strings clear optional fields
-        (owner, next, blocker, parent). Refused changes write nothing."""
+        (owner, next, blocker, parent). Refused changes write nothing.
+
+        ``agent`` is the writing agent (see ``agent_id``): a write by a claim's holder renews its
+        lease. ``owner`` assigns the task to a person, which drops any agent's claim on it (use
+        ``claim``/``release`` to hand a claim over). ``_hold`` is for ``claim``/``release``."""
         full = self.resolve(task_id)
         if status is not None and status not in STATUSES:
             raise InvalidInput(
@@ -736,6 +764,7 @@ class Ledger:
         for text in evidence:
             self._check_evidence_commit(text)
         name, email = self.author(actor)
+        writer = self.agent_id(agent)
         ref = task_ref(full)
         with self.store.lock():
             for _ in range(_WRITE_ATTEMPTS):
@@ -764,7 +793,10 @@ class Ledger:
                     deps_remove=remove_deps,
                     parent=parent_id,
                 )
+                new = _hold_claim(current, new, _hold, name, writer, at, owner is not None)
                 changes = diff_tasks(current, new)
+                if _hold == "take" and new.held_at != current.held_at:
+                    changes.append(Change("held_at", "set", current.held_at, new.held_at))
                 if not changes:
                     return current
                 self._gates(current, new, changes)
@@ -951,40 +983,124 @@ class Ledger:
                     f"Evidence cites commit {match.group(1)}, which this repository does not have."
                 )
 
-    def claim(self, task_id: str, *, actor: str | None = None) -> Task:
-        """Take a task for ``actor``: the first claim wins, a second claimant gets ClaimConflict.
+    def claim_lease(self) -> float:
+        """Seconds a claim lives without a write by its holder (setting ``claim.lease``)."""
+        from .settings import claim_lease
 
-        Claiming sets the owner and makes the task active; claiming a task you already own is a
-        no-op. (With a remote, ``sync.claim`` makes the claim count only once the push landed.)
+        return claim_lease(self.store)
+
+    def claim(
+        self,
+        task_id: str,
+        *,
+        actor: str | None = None,
+        agent: str | None = None,
+        steal: bool = False,
+        decision: str | None = None,
+    ) -> Task:
+        """Take a task for this person's agent: the first claim wins, a second gets ClaimConflict.
+
+        The claimant is the person (``actor``) *and* the agent (``agent_id``): two agents of one
+        person are two claimants. Claiming sets owner and agent and makes the task active. The
+        holder's re-claim writes nothing (``last_claim`` says "already yours"), unless its lease
+        had lapsed, which renews it. A claim whose holder wrote nothing for ``claim_lease()``
+        seconds has lapsed: the next claimant takes it, with a note naming the old holder. A live
+        claim is taken only with ``steal`` and a ``decision`` saying why. (With a remote,
+        ``sync.claim`` makes the claim count only once the push landed.)
         """
         full = self.resolve(task_id)
         name, _email = self.author(actor)
+        holder = self.agent_id(agent)
+        if steal and not (decision and decision.strip()):
+            raise GateRefused(
+                "Taking a live claim needs a decision saying why: add --decision TEXT."
+            )
+        if decision is not None and not steal:
+            raise InvalidInput("--decision goes with --steal; to record one, use 'task update'.")
+        lease = self.claim_lease()
         for _ in range(_WRITE_ATTEMPTS):
             current = self._read(self._tip(full), task_ref(full))
-            if current.owner and current.owner != name:
-                raise ClaimConflict(
-                    f"Task {full[:MIN_SHORT_ID]} is already claimed by {current.owner}; pick "
-                    f"another with 'gitledger task ready'."
-                )
             if current.finished:
                 raise GateRefused(
                     f"Task {full[:MIN_SHORT_ID]} is {current.status}; nothing to claim."
                 )
-            if current.owner == name and current.status != "open":
+            state = claim_state(current, lease)
+            mine = current.owner == name and current.agent == holder
+            notes: list[str] = []
+            if mine and state == "live" and current.status != "open":
+                self.last_claim = "already yours"
                 return current
+            if mine:
+                outcome = "claimed" if current.status == "open" else "renewed"
+            elif state == "free" or (state == "assigned" and current.owner == name):
+                outcome = "claimed"
+            elif state == "lapsed":
+                outcome = "took over a lapsed claim"
+                notes.append(
+                    f"Took over the claim of {holder_text(current)}: it had lapsed (no write by "
+                    f"its holder since {current.held_at}, lease {format_duration(lease)})."
+                )
+            elif steal:
+                outcome = "stolen"
+                notes.append(f"Took the live claim of {holder_text(current)}.")
+            else:
+                raise ClaimConflict(
+                    f"Task {full[:MIN_SHORT_ID]} is already claimed by {holder_text(current)}"
+                    f"{_since(current)}; pick another with 'gitledger task ready', wait for its "
+                    f"lease ({format_duration(lease)} without a write) to lapse, or take it with "
+                    f"--steal --decision WHY."
+                )
             try:
                 # expect_version makes the claim a compare-and-swap: of two racing claimants,
-                # one writes and the other re-reads, sees the owner and gets ClaimConflict.
-                return self.update(
+                # one writes and the other re-reads, sees the holder and gets ClaimConflict.
+                task = self.update(
                     full,
-                    owner=name,
                     status="active" if current.status == "open" else None,
+                    notes=notes,
+                    decisions=[decision] if steal and decision else [],
                     expect_version=current.version,
                     actor=actor,
+                    agent=holder,
+                    _hold="take",
                 )
             except VersionConflict:
                 continue
+            self.last_claim = outcome
+            return task
         raise StorageError(f"Task {full} kept changing while claiming it; try again.")
+
+    def release(self, task_id: str, *, actor: str | None = None, agent: str | None = None) -> Task:
+        """Hand a claim back: owner and agent cleared, an active task open again.
+
+        Only the holder releases a live claim (another agent takes one with ``claim(steal=True)``);
+        a lapsed claim anyone may release. Releasing an unclaimed task writes nothing
+        (``last_claim`` says "not claimed").
+        """
+        full = self.resolve(task_id)
+        name, _email = self.author(actor)
+        holder = self.agent_id(agent)
+        current = self.show(full)
+        state = claim_state(current, self.claim_lease())
+        if state == "free":
+            self.last_claim = "not claimed"
+            return current
+        mine = current.owner == name and (current.agent == holder or current.agent is None)
+        if not mine and state != "lapsed":
+            raise ClaimConflict(
+                f"Task {full[:MIN_SHORT_ID]} is claimed by {holder_text(current)}, not by "
+                f"{name} ({holder}); only its holder releases it. To take it over: 'gitledger "
+                f"task claim {full[:MIN_SHORT_ID]} --steal --decision WHY'."
+            )
+        task = self.update(
+            full,
+            status="open" if current.status == "active" else None,
+            expect_version=current.version,
+            actor=actor,
+            agent=holder,
+            _hold="release",
+        )
+        self.last_claim = "released"
+        return task
 
     # --- checking -----------------------------------------------------------------------------
 
@@ -1126,3 +1242,73 @@ def _unique(ids: Iterable[str]) -> list[str]:
         if task_id not in out:
             out.append(task_id)
     return out
+
+
+# --- claims -----------------------------------------------------------------------------------
+
+
+def machine_name() -> str:
+    """This machine's name in claims (``GITLEDGER_NODE`` overrides the host name)."""
+    return os.environ.get("GITLEDGER_NODE") or os.uname().nodename or "localhost"
+
+
+def claim_state(task: Task, lease: float, now: float | None = None) -> str:
+    """``free`` (no owner), ``assigned`` (an owner but no agent's claim: ``--owner``, or a claim
+    from before claims named agents), ``live`` or ``lapsed`` (the holder wrote nothing for
+    ``lease`` seconds)."""
+    if not task.owner:
+        return "free"
+    if task.held_at is None:
+        return "assigned"
+    held = _epoch(task.held_at)
+    if held is None:
+        return "live"
+    return "lapsed" if (time.time() if now is None else now) - held > lease else "live"
+
+
+def holder_text(task: Task) -> str:
+    """Who holds a claim, as messages say it: ``alice (agent cli@laptop)``."""
+    if not task.owner:
+        return "nobody"
+    return f"{task.owner} (agent {task.agent})" if task.agent else task.owner
+
+
+def format_duration(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
+
+
+def _since(task: Task) -> str:
+    return f" since {task.held_at[:16].replace('T', ' ')}" if task.held_at else ""
+
+
+def _epoch(stamp: str) -> float | None:
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _hold_claim(
+    current: Task, new: Task, hold: str | None, name: str, writer: str, at: str, assigned: bool
+) -> Task:
+    """The claim fields of a new version: taken, released, dropped by an assignment, or the
+    holder's lease renewed by this write."""
+    if hold == "take":
+        held = new.replace(owner=name, agent=writer, held_at=at)
+    elif hold == "release":
+        held = new.replace(owner=None, agent=None, held_at=None)
+    elif assigned and new.owner != current.owner:
+        held = new.replace(agent=None, held_at=None)
+    elif current.held_at and current.owner == name and current.agent == writer:
+        return new.replace(held_at=at)
+    else:
+        return new
+    if (held.owner, held.agent) != (current.owner, current.agent):
+        # owner and agent are one claim: a merge decides them together by the owner's stamp
+        clock = dict(held.clock)
+        clock["owner"] = HybridClock.tick(list(held.clock.values()))
+        held = held.replace(clock=clock)
+    return held

@@ -34,7 +34,9 @@ import asyncio
 import importlib
 import json
 import logging
+import os
 import re
+import secrets
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -55,9 +57,12 @@ _CONTEXT_URI_RE = re.compile(r"^gitledger://task/([^/]+)/context$")
 log = logging.getLogger(__name__)
 
 INSTRUCTIONS = (
-    "gitledger keeps your task line in Git so it survives compaction and restarts. Start with "
-    "prime, then task_claim a task. While working record next, decisions and evidence with "
-    "task_update. Finish with status done plus evidence, or status blocked plus a blocker."
+    "gitledger keeps your task line in Git so it survives compaction, restarts and other "
+    "machines. Start with prime (it shows who holds what). Claim one task with task_claim and "
+    "remote origin, so exactly one agent wins it; claim_conflict means pick another. While "
+    "working record next, decisions and evidence with task_update (each write renews your "
+    "claim's lease). Run sync before you stop. Finish with status done plus evidence, status "
+    "blocked plus a blocker, or task_release to hand it back."
 )
 
 # --- schema pieces ------------------------------------------------------------------------------
@@ -280,14 +285,21 @@ def _history(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
 def _claim(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
     led = srv.ledger()
     remote = a.get("remote")
+    steal, decision = bool(a.get("steal")), a.get("decision")
     if remote:
         claim = _optional("gitledger.sync:claim")
         if claim is None:
             raise InvalidInput("Claiming through a remote needs gitledger's sync module.")
-        task = claim(led, a["id"], remote, actor=srv.actor)
+        task = claim(led, a["id"], remote, actor=srv.actor, steal=steal, decision=decision)
     else:
-        task = led.claim(a["id"], actor=srv.actor)
-    return task_result(led, task)
+        task = led.claim(a["id"], actor=srv.actor, steal=steal, decision=decision)
+    return {**task_result(led, task), "claim": led.last_claim}
+
+
+def _release(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
+    led = srv.ledger()
+    task = led.release(a["id"], actor=srv.actor)
+    return {**task_result(led, task), "claim": led.last_claim}
 
 
 def _verify(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
@@ -403,10 +415,24 @@ CORE_TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         "task_claim",
-        "Take a task as yours and make it active. First claim wins; claim_conflict if taken.",
-        {"id": _ID, "remote": _s("Count the claim only once this remote accepted it")},
+        "Take a task for this agent and make it active. First claim wins; claim_conflict if "
+        "another person or agent holds it; re-claiming your own says 'already yours'.",
+        {
+            "id": _ID,
+            "remote": _s("Count the claim only once this remote accepted it (e.g. origin)"),
+            "steal": {"type": "boolean", "description": "Take a live claim (needs decision)"},
+            "decision": _s("Why you take a live claim (with steal)"),
+        },
         ("id",),
         _claim,
+        read_only=False,
+    ),
+    ToolSpec(
+        "task_release",
+        "Hand back this agent's claim: owner cleared, the task open again.",
+        {"id": _ID},
+        ("id",),
+        _release,
         read_only=False,
     ),
     ToolSpec(
@@ -726,11 +752,14 @@ def describe_schema_error(tool: str, error: Any) -> str:
 class Server:
     """The ledger behind the MCP tools: opened on first use, then kept for the session."""
 
-    def __init__(self, path: Path | None = None, *, actor: str | None = None) -> None:
+    def __init__(
+        self, path: Path | None = None, *, actor: str | None = None, agent: str | None = None
+    ) -> None:
         from jsonschema import Draft202012Validator
 
         self.path = path
         self.actor = actor
+        self.agent = agent or os.environ.get("GITLEDGER_AGENT") or process_agent()
         self._ledger: Ledger | None = None
         self._memory: Any = None
         self.tools = {t.name: t for t in available_tools()}
@@ -753,7 +782,7 @@ class Server:
         if self._ledger is None:
             from .ledger import Ledger
 
-            self._ledger = Ledger.open(self.path, actor=self.actor)
+            self._ledger = Ledger.open(self.path, actor=self.actor, agent=self.agent)
         return self._ledger
 
     # Synchronous entry points (run on the worker thread; also usable in-process).
@@ -901,10 +930,18 @@ def tools_list_json() -> str:
     return json.dumps({"tools": tools}, ensure_ascii=False)
 
 
-def run(path: Path | None = None, *, actor: str | None = None) -> None:
+def process_agent() -> str:
+    """This server process's agent id, ``mcp-<random>@HOST``: two servers are two claimants.
+    Pin it with GITLEDGER_AGENT in the server's ``env`` (or ``gitledger --agent ID mcp``)."""
+    from .ledger import machine_name
+
+    return f"mcp-{secrets.token_hex(3)}@{machine_name()}"
+
+
+def run(path: Path | None = None, *, actor: str | None = None, agent: str | None = None) -> None:
     """Serve MCP over stdin/stdout until the client closes the pipe."""
     import anyio
 
     # stdout belongs to the protocol: anything logged goes to stderr.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    anyio.run(Server(path, actor=actor).serve_stdio, backend="asyncio")
+    anyio.run(Server(path, actor=actor, agent=agent).serve_stdio, backend="asyncio")

@@ -10,12 +10,14 @@ ancestor (the merge base). ``merge_tasks(base, ours, theirs)`` makes the record 
   ``model.HybridClock``), never by raw wall time; equal stamps (the same writer node and tick) are
   broken by comparing the values' canonical JSON, so every machine picks the same winner. The
   losing value is recorded in ``Task.conflicts`` so a person can see and undo the choice.
-- **Owner** is the exception that makes claims fair: when both sides claimed an unowned task, the
-  *first* claim (the earlier stamp) wins, as it would have on one machine. When one side is what a
-  remote holds (``sync``, ``restore``: ``theirs_is_remote``), the remote's claim wins instead: the
-  server decides claims, and a claim it accepted must not be overturned by a local one that never
-  reached it, however early (``sync.claim --push`` tells its caller it won once the server took
-  it).
+- **The claim** (owner, agent and lease, ``held_at``, decided together so a task never ends up
+  owned by one person's claim and held by another's agent) is the exception that makes claims
+  fair: when both sides hold a claim, the *first* claim (the earlier owner stamp) wins, as it
+  would have on one machine. When one side is what a remote holds (``sync``, ``restore``:
+  ``theirs_is_remote``), the remote's claim wins instead: the server decides claims, and a claim
+  it accepted must not be overturned by a local one that never reached it, however early
+  (``sync.claim --push`` tells its caller it won once the server took it). A release against a
+  claim goes to the later write. Both sides holding the same claim keep the later lease.
 - **Labels and dependencies** are sets merged three-way: an element is kept when both sides have
   it, or one side added it; it goes when one side removed it and the other left it alone.
 - **Notes, decisions and evidence** are the union by entry id (ids are random per entry), ordered by
@@ -48,7 +50,7 @@ def _canonical(value: Any) -> str:
 
 
 def _pick_scalar(
-    name: str, base: Task | None, ours: Task, theirs: Task, theirs_is_remote: bool = False
+    name: str, base: Task | None, ours: Task, theirs: Task
 ) -> tuple[Any, FieldConflict | None]:
     """The merged value of one scalar field and, when both sides changed it, the conflict."""
     o, t = getattr(ours, name), getattr(theirs, name)
@@ -61,16 +63,52 @@ def _pick_scalar(
         if t == b:
             return o, None
     so, st = ours.clock.get(name, ""), theirs.clock.get(name, "")
-    first_claim = name == "owner" and (base is None or base.owner is None) and o and t
-    if first_claim and theirs_is_remote:
-        ours_wins = False  # the remote accepted theirs first: that claim counted
-    elif so != st:
-        ours_wins = (so < st) if first_claim else (so > st)
+    if so != st:
+        ours_wins = so > st
     else:
         ours_wins = _canonical(o) > _canonical(t)
     kept, dropped = (o, t) if ours_wins else (t, o)
     stamp = max(so, st)
     return kept, FieldConflict(field=name, kept=kept, dropped=dropped, at=stamp)
+
+
+def _holder(task: Task) -> list[str | None]:
+    return [task.owner, task.agent]
+
+
+def _pick_claim(
+    base: Task | None, ours: Task, theirs: Task, theirs_is_remote: bool
+) -> tuple[Task, FieldConflict | None, str]:
+    """The side whose claim stands, the conflict when both changed it, and the rule that chose."""
+    o, t = _holder(ours), _holder(theirs)
+    if o == t:
+        return (ours if (ours.held_at or "") >= (theirs.held_at or "") else theirs), None, ""
+    if base is not None:
+        b = _holder(base)
+        if o == b:
+            return theirs, None, ""
+        if t == b:
+            return ours, None, ""
+    so, st = ours.clock.get("owner", ""), theirs.clock.get("owner", "")
+    # Both sides claimed: the task was free, or both hold an agent's claim (a lapsed one taken
+    # over twice). Reassigning with --owner on both sides is an ordinary later-write-wins.
+    both_claimed = bool(ours.owner and theirs.owner) and (
+        base is None or base.owner is None or bool(ours.held_at and theirs.held_at)
+    )
+    if both_claimed and theirs_is_remote:
+        ours_wins, why = False, "the claim the remote accepted first won"
+    elif both_claimed and so != st:
+        ours_wins, why = so < st, "the earlier claim won"
+    elif so != st:
+        ours_wins, why = so > st, "the later write won"
+    else:
+        ours_wins, why = _canonical(o) > _canonical(t), "equal stamps: the larger value won"
+    kept, dropped = (ours, theirs) if ours_wins else (theirs, ours)
+    name = "owner" if ours.owner != theirs.owner else "agent"
+    conflict = FieldConflict(
+        field=name, kept=getattr(kept, name), dropped=getattr(dropped, name), at=max(so, st)
+    )
+    return kept, conflict, why
 
 
 def _merge_set(base: list[str] | None, ours: list[str], theirs: list[str]) -> list[str]:
@@ -102,22 +140,38 @@ def merge_tasks(
     at: str,
     actor: str,
     theirs_is_remote: bool = False,
+    reasons: dict[str, str] | None = None,
 ) -> Task:
     """The record of a merge commit joining ``ours`` and ``theirs`` (see the module docstring).
 
     ``base`` is the record at the merge base, or None when the two histories share no commit.
     ``theirs_is_remote``: ``theirs`` is what a remote holds, so when both sides claimed the task
     the remote's claim wins (it reached the server first; the server decides claims).
+    ``reasons``, when given, receives field -> the rule that decided each new conflict.
     """
     if ours.id != theirs.id:
         raise ValueError(f"cannot merge different tasks {ours.id} and {theirs.id}")
     changes: dict[str, Any] = {}
     new_conflicts: list[FieldConflict] = []
     for name in SCALAR_FIELDS:
-        value, conflict = _pick_scalar(name, base, ours, theirs, theirs_is_remote)
+        if name == "owner":
+            continue
+        value, conflict = _pick_scalar(name, base, ours, theirs)
         changes[name] = value
         if conflict is not None:
             new_conflicts.append(conflict)
+            if reasons is not None:
+                reasons[name] = "the later write won"
+    holder, conflict, why = _pick_claim(base, ours, theirs, theirs_is_remote)
+    changes["owner"], changes["agent"], changes["held_at"] = (
+        holder.owner,
+        holder.agent,
+        holder.held_at,
+    )
+    if conflict is not None:
+        new_conflicts.append(conflict)
+        if reasons is not None:
+            reasons[conflict.field] = why
     for name in SET_FIELDS:
         changes[name] = _merge_set(
             getattr(base, name) if base is not None else None,

@@ -38,8 +38,12 @@ if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 FORMAT_NAME = "gitledger-task"
-FORMAT_VERSION = 1
-FORMAT_LINE = f"{FORMAT_NAME} {FORMAT_VERSION}\n"
+# Format 2 added the claim's agent and lease (``agent``, ``held_at``); a record without them is
+# still written as format 1, so a ledger nobody claimed in by agent stays readable by older
+# versions, and an older version meeting a format-2 record says to upgrade rather than fail.
+FORMAT_VERSION = 2
+FORMAT_LINE = f"{FORMAT_NAME} 1\n"
+FORMAT_LINE_CLAIMS = f"{FORMAT_NAME} 2\n"
 
 STATUSES = ("open", "active", "blocked", "done", "cancelled")
 Status = Literal["open", "active", "blocked", "done", "cancelled"]
@@ -332,6 +336,10 @@ class Task:
     request_hash: str | None = None
     clock: dict[str, str] = field(default_factory=dict)
     conflicts: list[FieldConflict] = field(default_factory=list)
+    # The claim: ``owner`` is the person, ``agent`` which of their agents holds it (a session, an
+    # MCP server process, a machine's CLI), ``held_at`` the holder's last write (the lease).
+    agent: str | None = None
+    held_at: str | None = None
 
     def __post_init__(self) -> None:
         check = FieldCheck()
@@ -374,6 +382,9 @@ class Task:
                 check.fail("clock", f"{key}: expected a stamp, got {_kind(stamp)}")
         self.clock = dict(self.clock)
         self.conflicts = check.entries("conflicts", self.conflicts, FieldConflict)
+        check.optional_text("agent", self.agent)
+        if self.held_at is not None:
+            check.text("held_at", self.held_at, limit=MAX_LABEL_BYTES)
 
     @classmethod
     def from_dict(cls, raw: object, *, where: str = "") -> Task:
@@ -386,8 +397,9 @@ class Task:
         return self.status in FINISHED
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The record as JSON types, every field by name (what task.json and --json hold)."""
-        return {
+        """The record as JSON types, every field by name (what task.json and --json hold); the
+        claim's ``agent`` and ``held_at`` only when set (see FORMAT_VERSION)."""
+        out: dict[str, Any] = {
             "id": self.id,
             "version": self.version,
             "goal": self.goal,
@@ -411,6 +423,11 @@ class Task:
             "clock": dict(self.clock),
             "conflicts": [c.to_json_dict() for c in self.conflicts],
         }
+        if self.agent is not None:
+            out["agent"] = self.agent
+        if self.held_at is not None:
+            out["held_at"] = self.held_at
+        return out
 
     def replace(self, **changes: Any) -> Task:
         """A copy with ``changes`` applied, checked like a new record."""
@@ -467,6 +484,11 @@ def decode_record(data: bytes, *, where: str) -> Task:
 RECORD_FILES = ("FORMAT", "task.json")
 
 
+def format_line(task: Task) -> str:
+    """The FORMAT file of a version: 2 only when it holds what format 1 has no field for."""
+    return FORMAT_LINE_CLAIMS if task.agent is not None or task.held_at is not None else FORMAT_LINE
+
+
 def record_from_files(
     files: Mapping[str, bytes | None], *, where: str, commit: str
 ) -> tuple[Task, bytes]:
@@ -518,6 +540,7 @@ def render_markdown(task: Task) -> str:
         f"- status: {task.status}",
         f"- priority: {task.priority}",
         f"- owner: {line(task.owner)}",
+        *([f"- agent: {line(task.agent)}"] if task.agent else []),
         f"- next: {line(task.next)}",
         f"- blocker: {line(task.blocker)}",
         f"- parent: {line(task.parent)}",

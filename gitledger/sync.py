@@ -71,6 +71,8 @@ class SyncReport:
     kept: list[str] = field(default_factory=list)
     merged: list[str] = field(default_factory=list)
     conflicts: dict[str, list[str]] = field(default_factory=dict)  # task id -> fields
+    # task id -> field -> the rule that decided it ("the earlier claim won", ...)
+    conflict_rules: dict[str, dict[str, str]] = field(default_factory=dict)
     unmerged: list[str] = field(default_factory=list)  # diverged non-task refs, kept local
     pushed: list[str] = field(default_factory=list)
     remote_ahead: list[str] = field(default_factory=list)  # backup only: needs a sync first
@@ -274,13 +276,19 @@ def _merge_ref(
     base = read_record(store, base_tip, ref)[0] if base_tip else None
     name, email = ledger.author()
     # theirs is what the remote holds: a claim it accepted counted first (finding S3)
-    merged = merge_tasks(base, ours, theirs, at=now_iso(), actor=name, theirs_is_remote=True)
+    rules: dict[str, str] = {}
+    merged = merge_tasks(
+        base, ours, theirs, at=now_iso(), actor=name, theirs_is_remote=True, reasons=rules
+    )
     fresh = new_conflicts(ours, merged)
     fresh = [c for c in fresh if c not in theirs.conflicts]
     subject = "merge: diverged histories joined"
     if fresh:
         subject += f", {len(fresh)} conflicting field(s): " + ", ".join(c.field for c in fresh)
         report.conflicts[task_id] = [c.field for c in fresh]
+        report.conflict_rules[task_id] = {
+            c.field: rules.get(c.field, "the later write won") for c in fresh
+        }
     body = "\n".join(f"- {c.field}: kept {c.kept!r}, dropped {c.dropped!r}" for c in fresh)
     message = version_message(subject, body, merged)
     files = ledger.record_files(merged)
@@ -541,10 +549,21 @@ def backup(
     return report
 
 
-def claim(ledger: Ledger, task_id: str, remote: str | None, *, actor: str | None = None) -> Task:
+def claim(
+    ledger: Ledger,
+    task_id: str,
+    remote: str | None,
+    *,
+    actor: str | None = None,
+    agent: str | None = None,
+    steal: bool = False,
+    decision: str | None = None,
+) -> Task:
     """Claim a task so that it counts only once the remote accepted it: one winner across machines.
 
-    Raises ``ClaimConflict`` when another claimant's push (or an earlier claim) holds the task.
+    Raises ``ClaimConflict`` when another claimant's push (or an earlier claim) holds the task;
+    ``agent``, ``steal`` and ``decision`` as in ``Ledger.claim`` (``ledger.last_claim`` says
+    what happened).
     """
     url = resolve_remote(ledger, remote)
     if _is_bundle(url):
@@ -567,7 +586,8 @@ def claim(ledger: Ledger, task_id: str, remote: str | None, *, actor: str | None
                 raise
             continue
         before = store.tip(ref)
-        task = ledger.claim(full, actor=actor)  # ClaimConflict if the remote's owner is another
+        # ClaimConflict if the remote's holder is another person or another agent
+        task = ledger.claim(full, actor=actor, agent=agent, steal=steal, decision=decision)
         after = store.tip(ref)
         if after is None:  # pragma: no cover - the task exists: resolve() found it
             raise RemoteError(f"Task {full} vanished while claiming it.")

@@ -30,6 +30,8 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("GITLEDGER_DIR", str(tmp_path / "ledger"))
     monkeypatch.delenv("GITLEDGER_ACTOR", raising=False)
     monkeypatch.delenv("GITLEDGER_HOME", raising=False)
+    for name in ("GITLEDGER_AGENT", "GITLEDGER_CLAIM_LEASE", "GITLEDGER_SYNC_FUSE"):
+        monkeypatch.delenv(name, raising=False)
     return tmp_path
 
 

@@ -188,6 +188,13 @@ def test_every_tool_on_a_real_ledger(ledger: Any, tmp_path: Path) -> None:
             assert [t["id"] for t in kids["tasks"]] == [child["id"]]
             claimed = await c("task_claim", {"id": dep["id"]})
             assert claimed["status"] == "active" and claimed["owner"] == "Test Person"
+            assert claimed["claim"] == "claimed" and claimed["agent"].startswith("mcp-")
+            again = await c("task_claim", {"id": dep["id"]})
+            assert again["claim"] == "already yours" and again["version"] == claimed["version"]
+            released = await c("task_release", {"id": dep["id"]})
+            assert released["claim"] == "released" and released["owner"] is None
+            assert released["status"] == "open"
+            await c("task_claim", {"id": dep["id"]})
             done = await c(
                 "task_update",
                 {

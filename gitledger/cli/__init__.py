@@ -20,6 +20,7 @@ COMMANDS: dict[str, str] = {
     "verify": "gitledger.cli.core:verify_cmd",
     "log": "gitledger.cli.log:log_cmd",
     "repair": "gitledger.cli.core:repair_cmd",
+    "config": "gitledger.cli.config:config_cmd",
     "demo": "gitledger.cli.demo:demo_cmd",
     "task": "gitledger.cli.task:task_group",
     "prime": "gitledger.cli.context:prime_cmd",
@@ -58,6 +59,10 @@ LEDGER_HELP = (
     "repository's common directory, or .gitledger/ in this workspace."
 )
 ACTOR_HELP = "Who is writing (default: your Git identity)."
+AGENT_HELP = (
+    "Which of your agents is writing, e.g. a session id (default: cli@HOST). Two agents are "
+    "two claimants."
+)
 
 
 def _set_global(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
@@ -69,9 +74,9 @@ def _set_global(ctx: click.Context, param: click.Parameter, value: str | None) -
 
 
 def accept_global_options(command: click.Command) -> click.Command:
-    """Let ``--ledger`` and ``--actor`` also follow the subcommand (``task claim ID --actor x``).
+    """Let ``--ledger``, ``--actor`` and ``--agent`` also follow the subcommand (``task claim ID --actor x``).
 
-    Each command (and each group that runs without a subcommand) gets the two options once,
+    Each command (and each group that runs without a subcommand) gets the options once,
     after its own, so its --help lists them where the user looks.
     """
     commands = [command]
@@ -99,6 +104,15 @@ def accept_global_options(command: click.Command) -> click.Command:
                     expose_value=False,
                     callback=_set_global,
                     help=ACTOR_HELP + " Also accepted before the command.",
+                )
+            )
+        if "--agent" not in names:
+            current.params.append(
+                click.Option(
+                    ["--agent"],
+                    expose_value=False,
+                    callback=_set_global,
+                    help=AGENT_HELP + " Also accepted before the command.",
                 )
             )
     return command
@@ -138,8 +152,9 @@ class LazyGroup(click.Group):
     help=LEDGER_HELP,
 )
 @click.option("--actor", envvar="GITLEDGER_ACTOR", help=ACTOR_HELP)
+@click.option("--agent", envvar="GITLEDGER_AGENT", help=AGENT_HELP)
 @click.pass_context
-def cli(ctx: click.Context, ledger_path: str | None, actor: str | None) -> None:
+def cli(ctx: click.Context, ledger_path: str | None, actor: str | None, agent: str | None) -> None:
     """gitledger: a task ledger for AI coding agents, kept in Git.
 
     Every task is a Git ref and every version of it a commit, so history, checksums, backup and
@@ -148,6 +163,7 @@ def cli(ctx: click.Context, ledger_path: str | None, actor: str | None) -> None:
     ctx.ensure_object(dict)
     ctx.obj["ledger_path"] = ledger_path
     ctx.obj["actor"] = actor
+    ctx.obj["agent"] = agent
 
 
 def main() -> None:

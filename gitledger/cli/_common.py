@@ -69,7 +69,12 @@ def open_ledger(ctx: click.Context, *, create: bool = False) -> Ledger:
 
     obj = ctx.find_root().obj or {}
     path = obj.get("ledger_path")
-    return Ledger.open(Path(path) if path else None, actor=obj.get("actor"), create=create)
+    return Ledger.open(
+        Path(path) if path else None,
+        actor=obj.get("actor"),
+        agent=obj.get("agent"),
+        create=create,
+    )
 
 
 def actor_of(ctx: click.Context) -> str | None:

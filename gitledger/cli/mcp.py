@@ -49,7 +49,7 @@ def mcp_group(ctx: click.Context) -> None:
 
     obj = ctx.find_root().obj or {}
     path = obj.get("ledger_path")
-    run(Path(path) if path else None, actor=actor_of(ctx))
+    run(Path(path) if path else None, actor=actor_of(ctx), agent=obj.get("agent"))
 
 
 @mcp_group.command("tools")

@@ -40,7 +40,7 @@ def task_text(ledger: Ledger, task: Task) -> str:
         f"{short}  {one_line(task.goal, 200)}",
         f"  id:       {task.id}",
         f"  version:  {task.version}   status: {task.status}   priority: {task.priority}",
-        f"  owner:    {one_line(task.owner) or '—'}",
+        f"  owner:    {one_line(task.owner) or '—'}{_held(task)}",
         f"  next:     {one_line(task.next, 200) or '—'}",
         f"  blocker:  {one_line(task.blocker, 200) or '—'}",
         f"  criteria: {one_line(task.criteria, 200) or '—'}",
@@ -67,6 +67,13 @@ def task_text(ledger: Ledger, task: Task) -> str:
         ]
     out.append(f"  updated:  {task.updated_at} by {one_line(task.actor)}")
     return "\n".join(out)
+
+
+def _held(task: Task) -> str:
+    if not task.agent:
+        return ""
+    since = f", since {task.held_at[:16].replace('T', ' ')}" if task.held_at else ""
+    return f"   (agent {one_line(task.agent, 60)}{since})"
 
 
 def version_text(version: Version) -> str:

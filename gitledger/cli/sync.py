@@ -63,10 +63,9 @@ def _render(report: SyncReport, verb: str) -> None:
         verb = "Backed up only part of the ledger to"
     click.echo(f"{verb} {report.remote}: {summary} ({report.seconds:.2f} s).")
     for task_id, fields in sorted(report.conflicts.items()):
-        click.echo(
-            f"  conflict on {task_id[:8]}: {', '.join(fields)} (the later write won; see "
-            f"'gitledger task show {task_id[:8]}')"
-        )
+        rules = report.conflict_rules.get(task_id, {})
+        said = ", ".join(f"{f} ({rules.get(f, 'the later write won')})" for f in fields)
+        click.echo(f"  conflict on {task_id[:8]}: {said}; see 'gitledger task show {task_id[:8]}'")
     for ref in report.unmerged:
         click.echo(f"  diverged, kept local and not pushed: {ref}")
     for line in report.problems:

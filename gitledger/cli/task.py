@@ -196,19 +196,65 @@ def update_cmd(
     metavar="[REMOTE]",
     help="Count the claim only once REMOTE accepted it; a bare --push means origin.",
 )
+@click.option("--steal", is_flag=True, help="Take a live claim from its holder (needs --decision).")
+@click.option("--decision", help="Why you take it (with --steal).")
 @json_option
 @click.pass_context
-def claim_cmd(ctx: click.Context, task_id: str, remote: str | None, as_json: bool) -> None:
-    """Take TASK_ID for yourself (--actor): the first claim wins, exit 3 if someone has it."""
+def claim_cmd(
+    ctx: click.Context,
+    task_id: str,
+    remote: str | None,
+    steal: bool,
+    decision: str | None,
+    as_json: bool,
+) -> None:
+    """Take TASK_ID for yourself (--actor) and your agent (--agent): the first claim wins, exit 3
+    if another person or agent holds it. Re-claiming your own claim changes nothing and says so;
+    a claim whose holder wrote nothing for the lease ('gitledger config claim.lease') lapses."""
     with errors(as_json):
         ledger = _ledger(ctx)
         if remote:
             from ..sync import claim as remote_claim
 
-            task = remote_claim(ledger, task_id, remote, actor=actor_of(ctx))
+            task = remote_claim(
+                ledger, task_id, remote, actor=actor_of(ctx), steal=steal, decision=decision
+            )
         else:
-            task = ledger.claim(task_id, actor=actor_of(ctx))
-        _emit_task(ctx, task, as_json)
+            task = ledger.claim(task_id, actor=actor_of(ctx), steal=steal, decision=decision)
+        _emit_claim(ctx, task, as_json)
+
+
+def _emit_claim(ctx: click.Context, task, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+    ledger = ctx.meta["ledger"]
+    if as_json:
+        print_json({**task_dict(task, ledger.short_id(task.id)), "claim": ledger.last_claim})
+        return
+    from ..ledger import holder_text
+
+    short = ledger.short_id(task.id)
+    said = {
+        "already yours": f"Already yours: {short} is held by {holder_text(task)}; nothing changed.",
+        "renewed": f"Renewed your lapsed claim on {short}.",
+        "released": f"Released {short}; it is {task.status} and unclaimed.",
+        "not claimed": f"{short} is not claimed; nothing to release.",
+    }.get(ledger.last_claim, f"{ledger.last_claim.capitalize()}: {short} for {holder_text(task)}.")
+    click.echo(said)
+    click.echo(task_text(ledger, task))
+
+
+@task_group.command("release")
+@click.argument("task_id")
+@json_option
+@click.pass_context
+def release_cmd(ctx: click.Context, task_id: str, as_json: bool) -> None:
+    """Hand back your claim on TASK_ID: owner and agent cleared, an active task open again.
+
+    Only the holder (the same --actor and --agent) releases a live claim. Run 'gitledger sync'
+    after, so other machines see it."""
+    with errors(as_json):
+        ledger = _ledger(ctx)
+        task = ledger.release(task_id, actor=actor_of(ctx))
+        _emit_claim(ctx, task, as_json)
 
 
 @task_group.command("show")

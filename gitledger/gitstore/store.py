@@ -31,7 +31,14 @@ from ..errors import CorruptRecord, NoLedger, StorageError
 from ..paths import git_work_tree
 from .errors import RefMoved, kind_of, map_git_errors, strerror
 from .raw import local_offset_minutes, read_packed_refs
-from .signing import SignatureCheck, Signer, config_bool, signer_from_config, verify_signature
+from .signing import (
+    SignatureCheck,
+    Signer,
+    config_bool,
+    config_str,
+    signer_from_config,
+    verify_signature,
+)
 
 LOCK_FILE = "gitledger.lock"
 LOCK_TIMEOUT_S = 60.0
@@ -270,6 +277,22 @@ class GitStore:
                 commit = repo.create_commit_with_signature(content, signer.sign(content))
             self._move_ref(refname, commit, expected_tip)
             return str(commit)
+
+    # --- settings (gitledger config; settings.py knows their names and defaults) -------------
+
+    def setting(self, name: str) -> str | None:
+        """A ``gitledger.*`` setting from the ledger's Git config (which reads the user's too)."""
+        return config_str(self.repo.config, name)
+
+    def set_setting(self, name: str, value: str | None) -> None:
+        """Set (or, with None, remove) a setting in the ledger's own Git config."""
+        with map_git_errors(f"writing the setting {name}"):
+            config = self.repo.config
+            if value is None:
+                with contextlib.suppress(KeyError):
+                    del config[name]
+            else:
+                config[name] = value
 
     # --- signing (signing.py holds the tools; the store reads its config once) -----------------
 

@@ -1,0 +1,262 @@
+"""Claims held by agents: two agents of one person on two machines (two HOMEs, two clones of one
+project served by ``git daemon`` on loopback), two MCP servers on one machine, the lease, release
+and steal, all through the real CLI and the real MCP server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_sync import Daemon, daemon  # noqa: F401 - the fixture
+
+from gitledger.errors import ClaimConflict, GateRefused, InvalidInput
+from gitledger.ledger import Ledger
+from gitledger.merge import merge_tasks
+
+NAME = "Sam Same"
+
+
+class Machine:
+    """One machine: its own HOME (the same Git identity), its own clone of the project."""
+
+    def __init__(self, root: Path, name: str, origin: str) -> None:
+        self.name = name
+        home = root / name / "home"
+        home.mkdir(parents=True)
+        (home / ".gitconfig").write_text(f"[user]\n\tname = {NAME}\n\temail = sam@example.com\n")
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("GITLEDGER_", "GIT_"))}
+        self.env.update(
+            HOME=str(home),
+            XDG_DATA_HOME=str(home / ".local/share"),
+            XDG_CONFIG_HOME=str(home / ".config"),
+            GIT_CONFIG_NOSYSTEM="1",
+            GITLEDGER_NODE=name,
+        )
+        self.clone = root / name / "project"
+        subprocess.run(["git", "clone", "-q", origin, str(self.clone)], check=True, env=self.env)
+        self.run("init")
+
+    def run(
+        self, *args: str, env: dict[str, str] | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "gitledger", *args],
+            cwd=self.clone,
+            capture_output=True,
+            text=True,
+            env={**self.env, **(env or {})},
+            timeout=120,
+        )
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "gitledger", *args],
+            cwd=self.clone,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=self.env,
+        )
+
+    def ok(self, *args: str) -> str:
+        out = self.run(*args)
+        assert out.returncode == 0, (self.name, args, out.stdout, out.stderr)
+        return out.stdout
+
+    def task(self, task_id: str) -> dict[str, Any]:
+        return json.loads(self.ok("task", "show", task_id, "--json"))  # type: ignore[no-any-return]
+
+
+@pytest.fixture
+def machines(tmp_path: Path, daemon: Daemon) -> tuple[Machine, Machine]:  # noqa: F811
+    seed = tmp_path / "seed"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(seed)], check=True)
+    (seed / "README").write_text("project\n")
+    subprocess.run(["git", "-C", str(seed), "add", "README"], check=True)
+    subprocess.run(["git", "-C", str(seed), "commit", "-qm", "start"], check=True)
+    bare = daemon.bare("project.git")
+    subprocess.run(["git", "-C", str(seed), "push", "-q", str(bare), "main"], check=True)
+    subprocess.run(["git", "-C", str(bare), "symbolic-ref", "HEAD", "refs/heads/main"], check=True)
+    url = daemon.url("project.git")
+    return Machine(tmp_path, "laptop", url), Machine(tmp_path, "desktop", url)
+
+
+def test_two_agents_of_one_person_on_two_machines(machines: tuple[Machine, Machine]) -> None:
+    a, b = machines
+    task_id = json.loads(a.ok("task", "create", "Port the parser", "--json"))["id"]
+    a.ok("sync")
+    b.ok("sync")
+    # Both machines claim at once with --push: exactly one wins, the other exits 3 naming it.
+    procs = [m.start("task", "claim", task_id, "--push", "--json") for m in (a, b)]
+    results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
+    codes = sorted(code for code, _, _ in results)
+    assert codes == [0, 3], results
+    winner, loser = (a, b) if results[0][0] == 0 else (b, a)
+    lost_err = results[1][2] if winner is a else results[0][2]
+    assert f"already claimed by {NAME} (agent cli@{winner.name})" in lost_err
+    held = winner.task(task_id)
+    assert (held["owner"], held["agent"], held["status"]) == (NAME, f"cli@{winner.name}", "active")
+    # The holder's re-claim changes nothing and says so (with and without --push).
+    again = winner.run("task", "claim", task_id)
+    assert again.returncode == 0 and "Already yours" in again.stdout
+    pushed_again = json.loads(winner.ok("task", "claim", task_id, "--push", "--json"))
+    assert pushed_again["claim"] == "already yours"
+    assert pushed_again["version"] == held["version"]
+    # Without --push the loser is refused too, once it has synced: same person, other agent.
+    loser.ok("sync")
+    refused = loser.run("task", "claim", task_id)
+    assert refused.returncode == 3 and f"agent cli@{winner.name}" in refused.stderr
+    # Release hands it back; after a sync the other machine wins it.
+    released = winner.run("task", "release", task_id)
+    assert released.returncode == 0 and "Released" in released.stdout
+    assert winner.task(task_id)["owner"] is None and winner.task(task_id)["status"] == "open"
+    winner.ok("sync")
+    loser.ok("task", "claim", task_id, "--push")
+    winner.ok("sync")
+    assert winner.task(task_id)["agent"] == f"cli@{loser.name}"
+    # The former holder cannot release what is no longer its claim.
+    stranger = winner.run("task", "release", task_id)
+    assert stranger.returncode == 3 and "only its holder releases it" in stranger.stderr
+
+
+def test_offline_claims_on_two_machines_merge_to_the_first(
+    machines: tuple[Machine, Machine],
+) -> None:
+    a, b = machines
+    task_id = json.loads(a.ok("task", "create", "One winner offline", "--json"))["id"]
+    a.ok("sync")
+    b.ok("sync")
+    a.ok("task", "claim", task_id)  # earlier, not pushed
+    time.sleep(0.05)
+    b.ok("task", "claim", task_id)  # later, not pushed
+    b.ok("sync")  # b's claim reaches the server first
+    out = a.ok("sync")
+    # The server took b's claim first: that claim stands, and sync says which rule decided.
+    assert a.task(task_id)["agent"] == "cli@desktop"
+    assert "agent (the claim the remote accepted first won)" in out, out
+    assert "later write won" not in out
+
+
+def test_lease_lapses_and_steal_needs_a_decision(machines: tuple[Machine, Machine]) -> None:
+    a, b = machines
+    task_id = json.loads(a.ok("task", "create", "Lease me", "--json"))["id"]
+    a.ok("task", "claim", task_id, "--push")
+    b.ok("sync")
+    # A live claim: refused, with the way out in the message.
+    live = b.run("task", "claim", task_id)
+    assert live.returncode == 3 and "--steal --decision" in live.stderr
+    # Stealing needs a decision saying why, and changes nothing without one.
+    before = b.task(task_id)["version"]
+    no_why = b.run("task", "claim", task_id, "--steal")
+    assert no_why.returncode != 0 and "needs a decision" in no_why.stderr
+    assert b.task(task_id)["version"] == before
+    bad = b.run("config", "claim.lease=soon")
+    assert bad.returncode != 0 and "duration" in bad.stderr
+    # A short lease on b: a's claim lapses when a writes nothing, and b takes it over.
+    b.ok("config", "claim.lease=1s")
+    assert "claim.lease = 1s" in b.ok("config")
+    time.sleep(1.5)
+    took = json.loads(b.ok("task", "claim", task_id, "--push", "--json"))
+    assert took["claim"] == "took over a lapsed claim" and took["agent"] == "cli@desktop"
+    assert any("it had lapsed" in n["text"] and "cli@laptop" in n["text"] for n in took["notes"])
+    # a steals it back with a decision: the decision is recorded on the task.
+    a.ok("sync")
+    stolen = json.loads(
+        a.ok("task", "claim", task_id, "--push", "--steal", "--decision",
+             "desktop is off for the night", "--json")
+    )  # fmt: skip
+    assert stolen["claim"] == "stolen" and stolen["agent"] == "cli@laptop"
+    assert [d["text"] for d in stolen["decisions"]] == ["desktop is off for the night"]
+    # A write by the holder renews its lease (the note's time is the claim's new held_at).
+    noted = json.loads(a.ok("task", "update", task_id, "--note", "still on it", "--json"))
+    assert noted["held_at"] == noted["notes"][-1]["at"] > stolen["held_at"]
+    # A write by another agent of the same person does not.
+    other = a.run("--agent", "session-9", "task", "update", task_id, "--note", "looked", "--json")
+    assert json.loads(other.stdout)["held_at"] == noted["held_at"]
+
+
+def test_two_mcp_servers_on_one_machine_one_winner(ledger: Ledger) -> None:
+    from mcp import Client, StdioServerParameters
+
+    task = ledger.create("Only one server gets it")
+
+    async def go() -> list[dict[str, Any]]:
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "gitledger", "mcp"], env=dict(os.environ)
+        )
+        pinned = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "gitledger", "mcp"],
+            env={**os.environ, "GITLEDGER_AGENT": "session-42"},
+        )
+        async with Client(params, read_timeout_seconds=60) as one:
+            async with Client(pinned, read_timeout_seconds=60) as two:
+                results = await asyncio.gather(
+                    one.call_tool("task_claim", {"id": task.id}),
+                    two.call_tool("task_claim", {"id": task.id}),
+                )
+                again = [await c.call_tool("task_claim", {"id": task.id}) for c in (one, two)]
+        return [r.structured_content | {"is_error": r.is_error} for r in (*results, *again)]
+
+    first, second, one_again, two_again = asyncio.run(go())
+    assert sorted([first["is_error"], second["is_error"]]) == [False, True]
+    won = first if not first["is_error"] else second
+    lost = second if won is first else first
+    assert lost["error"] == "claim_conflict"
+    assert won["claim"] == "claimed"
+    # The winner's re-claim is "already yours"; the other server is still refused.
+    again_won, again_lost = (one_again, two_again) if won is first else (two_again, one_again)
+    assert again_won["claim"] == "already yours" and again_lost["is_error"]
+    held = ledger.show(task.id)
+    assert held.owner == "Test Person"
+    assert held.agent == won["agent"]
+    assert (held.agent == "session-42") == (won is second)
+
+
+def test_claim_api_rules(ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
+    task = ledger.create("rules")
+    with pytest.raises(InvalidInput, match="goes with --steal"):
+        ledger.claim(task.id, decision="why")
+    with pytest.raises(GateRefused, match="needs a decision"):
+        ledger.claim(task.id, steal=True)
+    assert ledger.show(task.id).version == 1  # refused: nothing written
+    ledger.claim(task.id, agent="one")
+    assert ledger.last_claim == "claimed"
+    with pytest.raises(ClaimConflict):
+        ledger.claim(task.id, agent="two")
+    monkeypatch.setenv("GITLEDGER_AGENT", "two")
+    with pytest.raises(ClaimConflict):
+        ledger.release(task.id)
+    # Assigning with --owner drops the agent's claim (it is a hand-over, not a claim).
+    assigned = ledger.update(task.id, owner="Other Person")
+    assert (assigned.owner, assigned.agent, assigned.held_at) == ("Other Person", None, None)
+    # Released or unclaimed: release says so and writes nothing.
+    free = ledger.create("free")
+    assert ledger.release(free.id).version == 1 and ledger.last_claim == "not claimed"
+
+
+def test_merge_decides_owner_and_agent_together(ledger: Ledger) -> None:
+    base = ledger.create("merge the claim")
+    one = ledger.claim(base.id, agent="one")
+    ledger.release(base.id, agent="one")
+    # Two sides that each claimed the free task: the earlier claim wins, both fields from it.
+    early = one
+    late = one.replace(
+        agent="two", held_at="2099-01-01T00:00:00.000Z", clock={**one.clock, "owner": "9" * 13}
+    )
+    for ours, theirs in ((early, late), (late, early)):
+        reasons: dict[str, str] = {}
+        merged = merge_tasks(base, ours, theirs, at="now", actor="x", reasons=reasons)
+        assert (merged.owner, merged.agent, merged.held_at) == (
+            early.owner,
+            early.agent,
+            early.held_at,
+        )
+        assert reasons == {"agent": "the earlier claim won"}

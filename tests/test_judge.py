@@ -646,3 +646,39 @@ def test_after_the_last_item_completes_nothing_is_next() -> None:
     ]
     verdict = judge.judge_rules(history, Step("Now a last look at the parser.", (edit("p.py"),)))
     assert verdict.decision == SAME
+
+
+def test_a_piece_in_brackets_after_words_of_moving_on() -> None:
+    assert judge.started_pieces("All green. Now the docs pass (K12) and its examples:") == ["k12"]
+    verdict = rules(
+        [said("K11 — the cache:", edit("c.py"))], "All green. Now docs (K12):", edit("d")
+    )
+    assert verdict.decision == NEXT
+
+
+def test_turning_to_the_persons_question_after_work_is_next() -> None:
+    history = [
+        Message("user", "Make the exporter skip empty rows."),
+        said("", edit("export.py")),
+        said("Tests pass."),
+        Message("user", "Does it also skip rows of spaces?", queued=True),
+    ]
+    verdict = judge.judge_rules(
+        history, Step("To answer your question: not yet.", (read_call("e"),))
+    )
+    assert verdict.decision == NEXT and verdict.rule == "answers"
+
+
+def test_answering_the_only_question_of_the_turn_is_not_a_move() -> None:
+    history = [
+        Message("user", "Why does the exporter skip rows?"),
+        said("", read_call("export.py")),
+    ]
+    verdict = judge.judge_rules(
+        history, Step("To answer your question: a filter.", (read_call("f"),))
+    )
+    assert verdict.decision == SAME
+
+
+def read_call(path: str) -> Call:
+    return Call("Read", {"file_path": path})

@@ -105,7 +105,7 @@ def contexts_from_events(events: Iterable[Any], *, window: int | None = None) ->
             if event.is_meta:
                 history.append(Message("meta", event.text))
             else:
-                history.append(Message("user", event.text))
+                history.append(Message("user", event.text, queued=bool(event.queued)))
                 if not event.queued:
                     state["turn_steps"] = 0
         elif kind == "compact_boundary":

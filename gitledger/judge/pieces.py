@@ -56,7 +56,11 @@ _START_WORDS = (
 )
 # "now issue 4", "moving on to task 2", "I'm on issue 5", "Next is Issue 25".
 # Read on the few words before each piece reference, which is much cheaper than the whole text.
-START_BEFORE_RE: Any = _Lazy(rf"\b(?:{_START_WORDS})\s*[:,]?\s*(?:is\s+|with\s+)?(?:the\s+)?$")
+# "now test hygiene (F15)": a piece in brackets right after a few words of moving on.
+START_BEFORE_RE: Any = _Lazy(
+    rf"\b(?:{_START_WORDS})\s*[:,]?\s*(?:is\s+|with\s+)?(?:the\s+)?$"
+    r"|\b(?:now|next|on to|moving on to)\s+(?:[\w-]+\s+){1,4}\($"
+)
 # "committing 9 and starting 10": a bare number after a verb of moving on.
 START_BARE_RE = re.compile(
     r"\b(?:starting(?:\s+on)?|start(?:\s+on)?|moving(?:\s+on)?\s+to|on to|then)\s+#?(\d+)\b"
@@ -318,3 +322,11 @@ def words_of(text: str) -> frozenset[str]:
     return frozenset(
         _stem(w) for w in _WORD_RE.findall(text[:TEXT_LIMIT].lower()) if w not in _STOP
     )
+
+
+# The step turns to answering what the person asked: a piece of its own.
+ANSWER_RE = re.compile(
+    r"\b(?:(?:to |let me |now (?:i'?ll |let me )?)answer(?:ing)? your (?:\w+ )?questions?|"
+    r"(?:as for|regarding|on|about) your (?:\w+ )?question)\b",
+    re.IGNORECASE,
+)

@@ -36,6 +36,7 @@ class Message:
     text: str = ""
     calls: tuple[Call, ...] = ()
     is_error: bool = False
+    queued: bool = False  # a user message typed while the assistant worked: it opens no turn
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,9 @@ from typing import Any
 from . import calls, pieces
 from .calls import TASK_TOOLS, TaskList, _kind
 from .pieces import (
+    ANSWER_RE,
     OPENS_RE,
+    TEXT_LIMIT,
     _starts_of,
     _text_facts,
     asks_person,
@@ -67,6 +69,22 @@ def _list_move(thread: _Thread, message: Message) -> None:
                 thread.list_moved = bool(thread.tasks.open_items())
         elif thread.list_moved and _kind(call) == "write":  # read a call only when it matters
             thread.list_moved = False
+
+
+def _worked_this_turn(history: Sequence[Message]) -> bool:
+    """Whether files were changed in this turn (a message queued meanwhile opens no turn)."""
+    for message in reversed(history):
+        if (
+            message.role == "user"
+            and not message.queued
+            and not message.text.lstrip().startswith("<")
+        ):
+            return False
+        if message.role == "assistant" and any(
+            _kind(c) in ("write", "commit") for c in message.calls
+        ):
+            return True
+    return False
 
 
 REQUEST_LOOKBACK = 1  # the person's latest message: what this turn asked for
@@ -196,6 +214,12 @@ def judge_rules(history: Sequence[Message], step: Step) -> Verdict:
             NEXT,
             "a task-list item was just completed with others open, and the step opens the next",
             "list-then-start",
+        )
+    if ANSWER_RE.search(text[:TEXT_LIMIT]) and (
+        _worked_this_turn(history) or any(_kind(c) == "write" for c in step.calls)
+    ):
+        return Verdict(
+            NEXT, "work was done and the step turns to answering the person's question", "answers"
         )
     completed: list[str] = []
     started: list[str] = []

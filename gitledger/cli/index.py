@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 import click
 
 from ..text import plural
 from ._common import actor_of, errors, json_option, open_ledger, print_json
+
+if TYPE_CHECKING:
+    from ..transfer import ImportReport
 
 
 @click.group("index")
@@ -123,27 +125,54 @@ def graph_cmd(
         click.echo(f"warning: drew only the first {limit} tasks; pass --limit N.", err=True)
 
 
-def _lines(stream: IO[str]) -> Iterator[str]:
-    yield from stream
-
-
 @click.command("import")
 @click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.option(
+    "--partial",
+    is_flag=True,
+    help="Skip the lines that fail (and the lines that refer to them), import the rest, and "
+    "name each skipped line with its reason.",
+)
+@click.option(
+    "--from",
+    "source",
+    type=click.Choice(["beads", "taskwarrior", "github"]),
+    help="FILE is another tracker's export: beads' JSONL ('bd export'), Taskwarrior's 'task "
+    "export', or 'gh issue list --json number,title,body,state,labels,assignees,comments'.",
+)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @json_option
 @click.pass_context
-def import_cmd(ctx: click.Context, file: IO[str], quiet: bool, as_json: bool) -> None:
+def import_cmd(
+    ctx: click.Context,
+    file: IO[str],
+    partial: bool,
+    source: str | None,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Create or update tasks from FILE, JSON Lines, one task a line ('-' reads stdin).
 
-    Each line has the fields of 'task show --json'; a line without an id creates a task, and a
-    'history' list (as 'task export' writes) restores every earlier version. Every line is
-    checked before anything is written.
-    """
-    from ..transfer import import_tasks
+    A line is as little as {"goal": "..."}: notes, decisions and evidence may be strings;
+    "parent" and "dependencies" may name another line (its "ref", or an "id" that is not a task
+    id) or a task of the ledger. 'task export' lines (with their "history") restore every
+    version exactly. Every line is checked before anything is written; errors name the line
+    and the field (for a JSON array, the item's position).
 
-    lines = file.readlines()
+    With --from, each item keeps its source id as a label (beads:ID, taskwarrior:UUID,
+    github:NUMBER) and imports as the same task every time: a second import updates, and
+    changes nothing when nothing changed.
+    """
+    from ..trackers import import_from
+    from ..transfer import import_tasks, read_lines
+
     with errors(as_json):
         ledger = open_ledger(ctx)
+        if source is not None:
+            report = import_from(ledger, source, file, actor=actor_of(ctx), partial=partial)
+            _report_import(ctx, report, as_json)
+            return
+        lines = read_lines(file)
         show_bar = not quiet and not as_json and sys.stderr.isatty()
         if show_bar:
             from rich.progress import Progress
@@ -155,9 +184,15 @@ def import_cmd(ctx: click.Context, file: IO[str], quiet: bool, as_json: bool) ->
                     if done % 200 == 0 or done == total:
                         bar.update(job, completed=done, total=total)
 
-                report = import_tasks(ledger, lines, actor=actor_of(ctx), progress=progress)
+                report = import_tasks(
+                    ledger, lines, actor=actor_of(ctx), progress=progress, partial=partial
+                )
         else:
-            report = import_tasks(ledger, lines, actor=actor_of(ctx))
+            report = import_tasks(ledger, lines, actor=actor_of(ctx), partial=partial)
+    _report_import(ctx, report, as_json)
+
+
+def _report_import(ctx: click.Context, report: ImportReport, as_json: bool) -> None:
     if as_json:
         print_json(report.to_dict())
     else:
@@ -168,6 +203,8 @@ def import_cmd(ctx: click.Context, file: IO[str], quiet: bool, as_json: bool) ->
         )
         for ref in report.conflicts:
             click.echo(f"warning: {ref} moved during the import and was left as it is.", err=True)
+        for _lineno, why in report.skipped:
+            click.echo(f"skipped: {why}", err=True)
     if report.locked:
         click.echo(
             f"Error: {len(report.locked)} task(s) were not imported because a Git lock file holds "
@@ -193,14 +230,24 @@ def export_cmd(
     The output is JSON already; every line is one task as 'task show --json' prints it, plus a
     'history' list of its earlier versions, oldest first.
     """
-    from ..transfer import ExportStats, export_tasks
+    from ..transfer import MAX_LINE_BYTES, ExportStats, export_tasks
 
     out = output or sys.stdout
     stats = ExportStats()
+    too_long: list[str] = []
     with errors(as_json):  # the output is JSON Lines either way
         ledger = open_ledger(ctx)
         for data in export_tasks(ledger, history=not current_only, stats=stats):
-            out.write(json.dumps(data, ensure_ascii=False, sort_keys=True) + "\n")
+            line = json.dumps(data, ensure_ascii=False, sort_keys=True)
+            if len(line) * 4 >= MAX_LINE_BYTES and len(line.encode()) >= MAX_LINE_BYTES:
+                too_long.append(data["id"])
+            out.write(line + "\n")
+    for task_id in too_long[:5]:
+        click.echo(
+            f"warning: task {task_id} with its history is a line over {MAX_LINE_BYTES:,} "
+            f"bytes, more than 'task import' reads; export it with --current-only.",
+            err=True,
+        )
     for ref, message in stats.problems[:5]:
         click.echo(f"warning: skipped {ref}: {message}", err=True)
     if output is not None:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ..text import one_line
 from ._common import actor_of, errors, json_option, open_ledger, print_json
+
+MAX_MEMORY_LINE_BYTES = 64 * 1024
 
 if TYPE_CHECKING:
     from ..memory import Fact, Memory
@@ -222,19 +225,25 @@ def import_cmd(ctx: click.Context, file: Any, as_json: bool) -> None:
     Every line is checked first: one bad line changes nothing.
     """
     from ..errors import InvalidInput
+    from ..transfer import read_lines
 
-    with errors(as_json):
-        rows = []
-        for n, line in enumerate(file, 1):
+    def rows() -> Iterator[Any]:
+        # One line at a time, each bounded: a fact is at most 4 KiB of text, so a line of 64 KiB
+        # is already far more than one fact; nothing is held but the facts checked so far.
+        for n, line in enumerate(
+            read_lines(file, MAX_MEMORY_LINE_BYTES, "each line must be one fact"), 1
+        ):
             if not line.strip():
                 continue
             try:
-                rows.append(json.loads(line))
+                yield json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InvalidInput(f"Line {n} is not JSON ({exc.msg}).") from exc
             except RecursionError as exc:  # json.loads past the recursion limit
                 raise InvalidInput(f"Line {n} nests JSON too deeply to read.") from exc
-        result = _memory(ctx).import_facts(rows, actor=actor_of(ctx))
+
+    with errors(as_json):
+        result = _memory(ctx).import_facts(rows(), actor=actor_of(ctx))
     if as_json:
         print_json(result)
     else:

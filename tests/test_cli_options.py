@@ -111,3 +111,18 @@ def test_counts_agree_with_their_nouns(ledger: Ledger) -> None:
     ledger.create("only one")
     out = run_cli("verify")
     assert out.returncode == 0 and out.stdout.strip() == "Checked 1 task, 1 version: ok."
+
+
+def test_every_command_but_the_mcp_server_takes_json() -> None:
+    without = [path for path in leaf_commands(cli) if "--json" not in _options(path)]
+    assert without == [("mcp",)]
+
+
+def _options(path: tuple[str, ...]) -> set[str]:
+    ctx = click.Context(cli)
+    command: click.Command | None = cli
+    for name in path:
+        assert isinstance(command, click.Group)
+        command = command.get_command(ctx, name)
+    assert command is not None
+    return {opt for p in command.params for opt in p.opts}

@@ -251,11 +251,19 @@ def import_cmd(ctx: click.Context, file: Any, as_json: bool) -> None:
 
 
 @memory_group.command("export")
+@json_option
 @click.pass_context
-def export_cmd(ctx: click.Context) -> None:
-    """Every fact, active and forgotten, one JSON object a line."""
-    with errors():
-        for row in _memory(ctx).export():
+def export_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Every fact, active and forgotten, one JSON object a line (--json: one JSON array).
+
+    The lines are what 'gitledger memory import' reads back.
+    """
+    with errors(as_json):
+        rows = _memory(ctx).export()
+        if as_json:
+            print_json(list(rows))
+            return
+        for row in rows:
             sys.stdout.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 

@@ -11,6 +11,9 @@ gitledger spells an agent's tool or file names.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from . import claude_code, codex, cursor, gemini
 from .base import ROLES, TOOL_KINDS, Agent, HookEvent, Tools
 
@@ -43,6 +46,21 @@ def tool_names(kind: str) -> frozenset[str]:
     return frozenset(names)
 
 
+def shell_command(data: Mapping[str, Any]) -> str:
+    """The command line of a shell tool call, whichever agent made it: Claude Code's
+    ``{"command": "…"}``, Codex's ``{"command": ["bash", "-lc", "…"]}`` or ``{"cmd": …}``."""
+    command = data.get("command")
+    if command is None:
+        command = data.get("cmd")
+    if isinstance(command, list):
+        words = [str(c) for c in command]
+        if len(words) >= 3 and words[0].rsplit("/", 1)[-1] in {"bash", "sh", "zsh"}:
+            if words[1] in {"-c", "-lc"}:
+                return " ".join(words[2:])
+        return " ".join(words)
+    return command if isinstance(command, str) else ""
+
+
 def transcript_dirs() -> list[str]:
     """The folders agents keep their transcripts in (for tools that may read only those)."""
     return [str(d) for agent in AGENTS.values() for d in agent.transcript_dirs()]
@@ -56,6 +74,7 @@ __all__ = [
     "HookEvent",
     "Tools",
     "get",
+    "shell_command",
     "tool_names",
     "transcript_dirs",
     "with_hooks",

@@ -31,6 +31,7 @@ from .rules import (
     _PATCH_FILE_RE,
     _PLAN_ITEM_RE,
     _REASON_RE,
+    _SHELL_TOOLS,
     _SPEC_COMMAND_RE,
     _SPEC_FILE_RE,
     _TRIVIAL_TOOL_ERRORS,
@@ -227,14 +228,14 @@ class Extractor:
             self._tool_call(call.name, call.input)
 
     def _tool_call(self, name: str, data: dict[str, Any]) -> None:
-        if name in _EDIT_TOOLS:
-            path = data.get("file_path") or data.get("notebook_path") or data.get("path")
-            if isinstance(path, str) and path:
-                self.files.add(_relative(path, self.cwd))
-        elif name in {"apply_patch"} or (name == "shell" and "apply_patch" in json.dumps(data)):
+        if name == "apply_patch" or (name == "shell" and "apply_patch" in json.dumps(data)):
             patch = json.dumps(data) if name == "shell" else str(data.get("input", ""))
             for match in _PATCH_FILE_RE.finditer(patch.replace("\\n", "\n")):
                 self.files.add(_relative(match.group(1).strip().strip('"'), self.cwd))
+        elif name in _EDIT_TOOLS:
+            path = data.get("file_path") or data.get("notebook_path") or data.get("path")
+            if isinstance(path, str) and path:
+                self.files.add(_relative(path, self.cwd))
         elif name == "TodoWrite":
             todos = data.get("todos")
             if isinstance(todos, list):
@@ -282,7 +283,7 @@ class Extractor:
                     item.status = data["status"]
             if isinstance(data.get("subject"), str):
                 item.text = clean(data["subject"])[:400]
-        elif name in {"Bash", "shell", "exec_command", "run_shell_command"}:
+        elif name in _SHELL_TOOLS:
             command = data.get("command") or data.get("cmd")
             if isinstance(command, list):
                 command = " ".join(str(c) for c in command)
@@ -348,7 +349,7 @@ class Extractor:
             summary = cut(_call_summary(name, data), 72)
             if _norm(summary) != _norm(key):
                 self.pitfalls.replace(key, f"{text}; then worked: {summary}")
-        if name in {"Bash", "shell", "exec_command", "run_shell_command"}:
+        if name in _SHELL_TOOLS:
             self._tracker(data, event.text)
         if name == "ExitPlanMode" and isinstance(data.get("plan"), str):
             # the plan the user approved (a rejected one is an error result, handled above)
@@ -360,7 +361,7 @@ class Extractor:
                     self.specs.popitem(last=False)
             return
         spec_ref = None
-        if name in {"Bash", "shell", "exec_command", "run_shell_command"}:
+        if name in _SHELL_TOOLS:
             command = data.get("command") or data.get("cmd")
             if isinstance(command, list):
                 command = " ".join(str(c) for c in command)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..agents import tool_names
 from ..transcripts import Event
 from .condense import _LINE_NUMBER_RE, _REMINDER_RE, _TAG_RE, clean
 from .snapshot import ITEM_CHARS, Spec
@@ -129,7 +130,8 @@ _CLAIM_RE = re.compile(
     r"\b(?:gitledger|git ledger)\s+task\s+update\s+([A-Za-z0-9]{4,64})\b[^|;&]*--status[ =]active"
 )
 _PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
-_EDIT_TOOLS = {"Edit", "Write", "MultiEdit", "NotebookEdit", "write_file", "replace", "edit_file"}
+_EDIT_TOOLS = tool_names("edit")  # every agent's, from the registry
+_SHELL_TOOLS = tool_names("shell")
 _OPEN_STATUSES = {"pending", "in_progress", "in-progress", "open", "active", "blocked", "todo"}
 
 

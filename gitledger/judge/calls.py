@@ -1,8 +1,7 @@
 """What the judge reads from calls: what kind of work each tool call is, and the task list.
 
-The tool names below are the one place the judge knows them (the agent registry in
-``gitledger.agents`` is to become the one source of tool kinds per agent; when it holds them, these
-sets are read from there).
+The tool names come from the agent registry (``gitledger.agents``): a Codex ``shell`` or a Gemini
+``run_shell_command`` is judged like Claude Code's ``Bash``.
 """
 
 from __future__ import annotations
@@ -11,34 +10,18 @@ import re
 from collections.abc import Mapping
 from functools import lru_cache
 
+from ..agents import shell_command, tool_names
 from .shapes import Call
 
-# --- tool names: the one place the judge knows them ------------------------------------------
+# --- tool names: read from the agent registry (gitledger.agents), every agent's at once ----
 
 # Tools that only look things up. After a compaction the assistant re-reads what it needs; those
 # steps are not judged until it does real work again (the summary is not a piece of work).
-READ_ONLY_TOOLS = frozenset(
-    {
-        "Read",
-        "Grep",
-        "Glob",
-        "LS",
-        "WebFetch",
-        "WebSearch",
-        "ToolSearch",
-        "NotebookRead",
-        "TodoRead",
-        "BashOutput",
-        "TaskList",
-        "TaskGet",
-        "ListMcpResourcesTool",
-        "ReadMcpResourceTool",
-    }
-)
-EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
-ASK_TOOLS = frozenset({"AskUserQuestion", "ExitPlanMode"})
-TASK_TOOLS = frozenset({"TodoWrite", "TaskCreate", "TaskUpdate"})
-SHELL_TOOLS = frozenset({"Bash"})
+READ_ONLY_TOOLS = tool_names("read")
+EDIT_TOOLS = tool_names("edit")
+ASK_TOOLS = tool_names("ask")
+TASK_TOOLS = tool_names("todo")
+SHELL_TOOLS = tool_names("shell")
 
 
 _READ_ONLY_COMMANDS = frozenset(
@@ -90,7 +73,7 @@ def _bash_kind(command: str) -> str:
 
 def _kind(call: Call) -> str:
     if call.name in SHELL_TOOLS:
-        return _bash_kind(str(call.input.get("command", "")))
+        return _bash_kind(shell_command(call.input))
     if call.name in READ_ONLY_TOOLS:
         return "read"
     if call.name in EDIT_TOOLS:

@@ -143,3 +143,50 @@ def test_nothing_cites_a_design_file_outside_the_repository() -> None:
                 cited.append(str(path.relative_to(REPO)))
     assert "DESIGN.md" not in README
     assert not cited, f"cite docs/ARCHITECTURE.md instead: {cited}"
+
+
+# --- the README's set-up and figures ---------------------------------------------------------
+
+
+def test_readme_set_up_is_two_commands_each_in_a_new_venv_and_ci_runs_the_second() -> None:
+    section = README.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [line for line in block.splitlines() if line.strip()]
+    assert len(commands) == 2, commands
+    demo, test = commands
+    for command in commands:
+        assert command.startswith("python3 -m venv .venv && . .venv/bin/activate && ")
+    assert demo.endswith("pip install -e . && gitledger demo")
+    assert test.endswith("&& make test")
+    ci = (REPO / ".ci" / "run").read_text()
+    assert [
+        line for line in ci.splitlines() if line and not line.startswith(("#", "set ", "cd "))
+    ] == ["make test"]
+    makefile = (REPO / "Makefile").read_text()
+    recipe = re.search(r"^test: (.+)$", makefile, re.M)
+    assert recipe and recipe.group(1).split() == ["install", "lint", "typecheck", "pytest"]
+
+
+DATA_WORDS = (
+    "synthetic",
+    "published",
+    "corpus",
+    "labelled by",
+    "we scripted",
+    "we generate",
+    "benchmarks/",
+    "our 26 tools",
+)
+
+
+def test_every_readme_figure_names_its_data() -> None:
+    section = README.split("## Measured", 1)[1].split("\n## ", 1)[0]
+    rows = [r for r in section.splitlines() if r.startswith("| ") and not r.startswith("| what")]
+    assert len(rows) > 10
+    for row in rows:
+        what = row.split("|")[1]
+        assert any(word in what for word in DATA_WORDS), (
+            f"name the data this was measured on: {what}"
+        )
+        if "we " in what or "by us" in what:
+            assert "**" in what, f"say in bold that we made or labelled the data: {what}"

@@ -6,6 +6,7 @@ turns them into ``StorageError`` (or a more specific subclass) with ``raise ... 
 
     LedgerError (exit 1)
     ├── NoLedger                 no ledger at the place looked up
+    │   └── UnsafeLedger         a ledger found by discovery that gitledger will not trust
     ├── NotFound
     │   ├── TaskNotFound         no task with that id or prefix
     │   ├── VersionNotFound      the task has no such version
@@ -46,6 +47,14 @@ class LedgerError(Exception):
 
 class NoLedger(LedgerError):
     kind = "no_ledger"
+
+
+class UnsafeLedger(NoLedger):
+    """A ledger found by looking around (not named by the user) that came with a project's files:
+    tracked or inside a Git work tree, reached through a symbolic link, or naming programs to run
+    in its own config. Refused, never used: a cloned repository must not run code."""
+
+    kind = "unsafe_ledger"
 
 
 class NotFound(LedgerError):
@@ -183,6 +192,7 @@ __all__ = [
     "RemoteMoved",
     "StorageError",
     "TaskNotFound",
+    "UnsafeLedger",
     "VersionConflict",
     "VersionNotFound",
 ]

@@ -45,6 +45,7 @@ from .errors import (
     NoLedger,
     StorageError,
     TaskNotFound,
+    UnsafeLedger,
     VersionConflict,
     VersionNotFound,
 )
@@ -134,6 +135,14 @@ class VerifyReport:
         }
 
 
+def _hook_store(location: paths.Location) -> GitStore:
+    """The store at ``location``, created (and said so on stderr) when it does not exist yet."""
+    if not (location.path / "HEAD").exists():
+        GitStore.init(location.path)
+        sys.stderr.write(f"gitledger: created a ledger at {location.path.resolve()}\n")
+    return GitStore(location.path, trust_config=location.trusted_config)
+
+
 class Ledger:
     """A ledger of tasks in a bare Git repository."""
 
@@ -183,7 +192,7 @@ class Ledger:
                 raise NoLedger(paths.missing_ledger(location))
             GitStore.init(location.path)
         return cls(
-            GitStore(location.path),
+            GitStore(location.path, trust_config=location.trusted_config),
             project_root=location.project_root,
             actor=actor,
             kind=location.kind,
@@ -211,14 +220,18 @@ class Ledger:
         no ``.gitledger/`` or ``GITLEDGER_DIR``) it uses the ledger in the user's data directory.
         Creating a ledger is said once, on stderr.
         """
-        location = paths.discover(cwd)
-        if location is None:
+        try:
+            location = paths.discover(cwd)
+            store = _hook_store(location) if location is not None else None
+        except UnsafeLedger as exc:
+            # A hook must still save the session: to the per-user ledger, saying why.
+            sys.stderr.write(f"gitledger: {exc.message} Saving to the per-user ledger.\n")
+            location = store = None
+        if location is None or store is None:
             location = paths.Location(paths.user_ledger_dir(), "user", None)
-        if not (location.path / "HEAD").exists():
-            GitStore.init(location.path)
-            sys.stderr.write(f"gitledger: created a ledger at {location.path}\n")
+            store = _hook_store(location)
         return cls(
-            GitStore(location.path),
+            store,
             project_root=location.project_root,
             actor=actor,
             kind=location.kind,

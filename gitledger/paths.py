@@ -9,6 +9,19 @@ In order:
      untouched by ``git clean``, shared by linked worktrees, invisible to ``git log --all``);
 3. nothing: commands say so, and hooks fall back to ``user_ledger_dir()``.
 
+A ledger found by walking up came with the folder, so it is trusted only as far as gitledger
+itself would have put it there (``UnsafeLedger`` otherwise, naming the real place and the fix):
+
+- ``.gitledger`` must not be a symbolic link: a link committed in a checkout could point anywhere,
+  and the first hook would create a repository there;
+- ``.gitledger/`` must not lie inside a Git work tree: ``gitledger init`` never puts one there
+  (in a work tree the ledger is in the Git directory, which a clone does not copy), so one found
+  there came with the repository's files (tracked, or unpacked from an archive);
+- and ``gitstore.GitStore(trust_config=False)`` refuses a discovered workspace ledger whose own
+  config names a program (``gpg.program``, ``core.sshCommand``, ...): a ledger unpacked from an
+  archive outside Git must not run code either.
+
+A path the user names (``--ledger``, ``GITLEDGER_DIR``) is the user's choice and is taken as is.
 This module does not import pygit2: ``gitledger where`` and start-up stay cheap.
 """
 
@@ -17,6 +30,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from .errors import UnsafeLedger
 
 WORKSPACE_DIR = ".gitledger"
 IN_GIT_DIR = "gitledger"
@@ -28,6 +43,12 @@ class Location:
     path: Path
     kind: str  # "explicit", "git", "workspace", "user"
     project_root: Path | None  # the Git work tree or workspace the ledger belongs to
+
+    @property
+    def trusted_config(self) -> bool:
+        """Whether programs named in the ledger's own Git config may run: not for a workspace
+        ledger found by discovery (its files came with the folder)."""
+        return self.kind != "workspace"
 
 
 def _git_common_dir(dot_git: Path) -> Path | None:
@@ -74,7 +95,18 @@ def discover(cwd: Path | None = None) -> Location | None:
     here = Path(cwd or os.getcwd()).absolute()
     for folder in (here, *here.parents):
         workspace = folder / WORKSPACE_DIR
+        _refuse_link(workspace)
         if workspace.is_dir():
+            tree = git_work_tree(folder)
+            if tree is not None:
+                raise UnsafeLedger(
+                    f"Refusing the ledger {workspace}: it lies inside the Git work tree {tree}, "
+                    f"where 'gitledger init' never puts one (there the ledger lives in the Git "
+                    f"directory, which a clone does not copy), so it came with the repository's "
+                    f"files and its config could name programs to run. Remove it (git rm -r "
+                    f"--cached {WORKSPACE_DIR}, then delete it); if it is yours, move it to "
+                    f"{_in_git(tree)}, or name it with --ledger {workspace}."
+                )
             return Location(workspace, "workspace", folder)
         dot_git = folder / ".git"
         if dot_git.exists():
@@ -93,6 +125,7 @@ def default_location(path: Path | None = None) -> Location:
             common = _git_common_dir(dot_git)
             if common is not None:
                 return Location(common / IN_GIT_DIR, "git", folder)
+    _refuse_link(target / WORKSPACE_DIR)
     return Location(target / WORKSPACE_DIR, "workspace", target)
 
 
@@ -114,6 +147,24 @@ def missing_ledger(location: Location | None) -> str:
             f"or create a ledger there with 'gitledger --ledger {location.path} init'."
         )
     return f"No ledger at {location.path} yet. Run 'gitledger init' to create it."
+
+
+def _refuse_link(workspace: Path) -> None:
+    """``UnsafeLedger`` for a ``.gitledger`` that is a symbolic link, naming where it points."""
+    if not workspace.is_symlink():
+        return
+    real = Path(os.path.realpath(workspace))
+    raise UnsafeLedger(
+        f"Refusing {workspace}: it is a symbolic link to {real}, and gitledger neither uses nor "
+        f"creates a ledger through a link it finds (one in a checkout could point anywhere). If "
+        f"{real} is your ledger, name it with --ledger {real} (or GITLEDGER_DIR); otherwise "
+        f"remove the link."
+    )
+
+
+def _in_git(tree: Path) -> str:
+    common = _git_common_dir(tree / ".git")
+    return str(common / IN_GIT_DIR) if common is not None else f"{tree}/.git/{IN_GIT_DIR}"
 
 
 def user_data_dir() -> Path:

@@ -19,6 +19,9 @@ import contextlib
 import errno
 import fcntl
 import os
+import secrets
+import shutil
+import stat
 import sys
 import time
 from collections.abc import Iterator
@@ -27,7 +30,7 @@ from pathlib import Path
 
 import pygit2
 
-from ..errors import CorruptRecord, NoLedger, StorageError
+from ..errors import CorruptRecord, NoLedger, StorageError, UnsafeLedger
 from ..paths import git_work_tree
 from .errors import RefMoved, kind_of, map_git_errors, strerror
 from .raw import local_offset_minutes, read_packed_refs
@@ -39,6 +42,7 @@ from .signing import (
     signer_from_config,
     verify_signature,
 )
+from .trust import program_settings
 
 LOCK_FILE = "gitledger.lock"
 LOCK_TIMEOUT_S = 60.0
@@ -62,7 +66,9 @@ class CommitInfo:
 class GitStore:
     """A bare Git repository holding records under refs."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, trust_config: bool = True) -> None:
+        """Open the ledger at ``path``. ``trust_config=False`` (a workspace ledger found by
+        discovery): refuse it if its own config names a program to run (``trust.py``)."""
         self.path = Path(path)
         try:
             self.repo = pygit2.Repository(str(self.path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
@@ -73,27 +79,70 @@ class GitStore:
             ) from exc
         if not self.repo.is_bare:
             raise NoLedger(f"{self.path} is a Git work tree, not a ledger; pass the ledger path.")
+        if not trust_config:
+            self._refuse_links_out()
+            self._refuse_program_settings()
         if os.environ.get("GITLEDGER_FSYNC") == "1":
             pygit2.settings.enable_fsync_gitdir(True)
         self._held = 0  # how deep this process holds the writer lock (see _clear_stale_lock)
         self._signer: Signer | None | object = _UNSET
 
+    def _refuse_links_out(self) -> None:
+        for name in ("HEAD", "config", "refs", "objects", "packed-refs", LOCK_FILE):
+            how = _outside(self.path / name, self.path)
+            if how is not None:
+                raise UnsafeLedger(
+                    f"Refusing the ledger {self.path}: its {name} is {how}, so writing to it "
+                    f"would change files outside the ledger. Name the ledger with --ledger if "
+                    f"you made it so."
+                )
+
+    def _refuse_program_settings(self) -> None:
+        with map_git_errors(f"reading the config of {self.path}"):
+            found = program_settings(self.repo.config)
+        if not found:
+            return
+        key, value = found[0]
+        more = f" (and {len(found) - 1} more such setting(s))" if len(found) > 1 else ""
+        raise UnsafeLedger(
+            f"Refusing the ledger {self.path}: its own config sets {key} = {value!r}{more}, and "
+            f"gitledger never runs a program named by a ledger it found by itself (it came with "
+            f"the folder). If the ledger is yours, remove the setting (git config --file "
+            f"{self.path / 'config'} --unset {key}) and set it in your global Git config, or "
+            f"name the ledger with --ledger {self.path}."
+        )
+
     @classmethod
     def init(cls, path: Path) -> GitStore:
+        """Create the ledger at ``path`` if it has none; safe when many processes race to.
+
+        The repository is made complete in a sibling folder and renamed into place, so a
+        process that finds ``path`` sees a finished ledger or none, and of racing creators one
+        rename wins and the others open its ledger (16 first-use hooks racing lost 15 of 240
+        saves when each initialised ``path`` in place, writing its config at once).
+        """
         path = Path(path)
         with map_git_errors(f"creating a ledger at {path}"):
-            if not (path / "HEAD").exists():
-                path.mkdir(parents=True, exist_ok=True)
-                repo = pygit2.init_repository(str(path), bare=True)
-                # A ledger is never checked out and has no branches; keep git from guessing one.
-                repo.config["gitledger.format"] = "1"
-                repo.config["core.logAllRefUpdates"] = "false"
-                repo.config["gc.auto"] = "0"
-                # Ledger writes keep refs loose: packing them makes each ref write rescan the
-                # packed-refs file (40 ms at 100,000 refs against 1 ms loose).
-                repo.config["gc.packRefs"] = "false"
-                description = path / "description"
-                description.write_text("gitledger task ledger\n")
+            if (path / "HEAD").exists():
+                return cls(path)
+            if path.is_dir() and any(path.iterdir()):
+                _init_repository(path)  # a folder the user filled already: made in place
+                return cls(path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.parent / f".{path.name}.init-{os.getpid()}-{secrets.token_hex(4)}"
+            tmp.mkdir()  # under the umask, as the ledger folder itself would be
+            try:
+                _init_repository(tmp)
+                try:
+                    os.rename(tmp, path)  # onto nothing, or onto an empty folder
+                except OSError as exc:
+                    if (
+                        exc.errno not in (errno.EEXIST, errno.ENOTEMPTY)
+                        or not (path / "HEAD").exists()
+                    ):
+                        raise
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
         return cls(path)
 
     # --- locking -------------------------------------------------------------------------------
@@ -381,18 +430,26 @@ class GitStore:
             self._move_ref(refname, pygit2.Oid(hex=target), expected_tip)
 
     def stale_ref_locks(self, older_than: float) -> list[Path]:
+        """Ref lock files (``*.lock`` under ``refs/``, and ``packed-refs.lock``) older than
+        ``older_than`` seconds. Only regular files inside the ledger: a ``refs`` that is a link
+        or resolves elsewhere is refused (a planted ``refs -> ..`` once listed a work tree's
+        ``yarn.lock``), linked folders inside are not entered and linked files are left alone."""
         cutoff = time.time() - older_than
-        out: list[Path] = []
         refs_dir = self.path / "refs"
-        for root, _dirs, names in os.walk(refs_dir):
+        outside = _outside(refs_dir, self.path)
+        if outside is not None:
+            raise StorageError(
+                f"Refusing to look for lock files in {refs_dir}: it is {outside}, outside the "
+                f"ledger; a ledger's refs are a plain folder inside it. Put the ledger's own refs "
+                f"folder back (restore it from a backup) before running repair again."
+            )
+        out: list[Path] = []
+        for root, _dirs, names in os.walk(refs_dir):  # followlinks=False: links not entered
             for name in names:
-                if name.endswith(".lock"):
-                    p = Path(root) / name
-                    with contextlib.suppress(FileNotFoundError):
-                        if p.stat().st_mtime < cutoff:
-                            out.append(p)
+                if name.endswith(".lock") and _is_stale_file(Path(root) / name, cutoff):
+                    out.append(Path(root) / name)
         packed_lock = self.path / "packed-refs.lock"
-        if packed_lock.exists() and packed_lock.stat().st_mtime < cutoff:
+        if _is_stale_file(packed_lock, cutoff):
             out.append(packed_lock)
         return out
 
@@ -457,6 +514,37 @@ def delete_refs(store: GitStore, prefix: str) -> int:
                 ref.delete()
                 count += 1
     return count
+
+
+def _is_stale_file(path: Path, cutoff: float) -> bool:
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_mtime < cutoff
+
+
+def _outside(entry: Path, home: Path) -> str | None:
+    """How ``entry`` leaves ``home`` ("a symbolic link to X", "X"), or None when it is a plain
+    entry inside it (or absent)."""
+    if entry.is_symlink():
+        return f"a symbolic link to {os.path.realpath(entry)}"
+    real, root = os.path.realpath(entry), os.path.realpath(home)
+    if os.path.commonpath([real, root]) != root:
+        return real
+    return None
+
+
+def _init_repository(path: Path) -> None:
+    repo = pygit2.init_repository(str(path), bare=True)
+    # A ledger is never checked out and has no branches; keep git from guessing one.
+    repo.config["gitledger.format"] = "1"
+    repo.config["core.logAllRefUpdates"] = "false"
+    repo.config["gc.auto"] = "0"
+    # Ledger writes keep refs loose: packing them makes each ref write rescan the packed-refs
+    # file (40 ms at 100,000 refs against 1 ms loose).
+    repo.config["gc.packRefs"] = "false"
+    (path / "description").write_text("gitledger task ledger\n")
 
 
 @contextlib.contextmanager

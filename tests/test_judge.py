@@ -682,3 +682,15 @@ def test_answering_the_only_question_of_the_turn_is_not_a_move() -> None:
 
 def read_call(path: str) -> Call:
     return Call("Read", {"file_path": path})
+
+
+def test_opening_new_work_after_changes_is_unsure_not_next() -> None:
+    history = [
+        Message("user", "Speed up the importer and document the flags."),
+        said("Profiling the importer loop.", edit("importer.py")),
+        said("", edit("importer.py")),
+    ]
+    fresh = judge.judge_rules(history, Step("Now the README section on flags.", (edit("R.md"),)))
+    assert fresh.decision == SAME and fresh.unsure
+    same_words = judge.judge_rules(history, Step("Now the importer loop again.", (edit("i.py"),)))
+    assert same_words.decision == SAME and not same_words.unsure

@@ -292,6 +292,9 @@ def is_checkup(text: str, piece: str | None = None) -> bool:
     return False
 
 
+# A step that opens with a heading of a few words set off by a dash or colon ("Engine fixes — …").
+HEADING_START_RE = re.compile(r"^[\s*_#>]*(?:[\w`'/-]+\s+){0,4}[\w`'/-]+\s*(?:—|–|:\s*$|\*\*\s*$)")
+
 # A step that opens by turning to something: "Now I'll add …", "Next, …", "Moving on to …".
 OPENS_RE = re.compile(
     r"^[\s*_#>-]*(?:now|next|moving on|on to|then|finally|let me now|time to)\b", re.IGNORECASE

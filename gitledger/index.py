@@ -648,6 +648,9 @@ class Index:
         sql = (
             "SELECT id, record FROM tasks INDEXED BY tasks_ready "
             "WHERE status = 'open' AND blocked_by_text = 0 AND waiting = 0 "
+            # a parent waits for its children (ledger.ready says the same without the index)
+            "AND NOT EXISTS (SELECT 1 FROM tasks c WHERE c.parent = tasks.id "
+            "AND c.status NOT IN ('done', 'cancelled')) "
             "ORDER BY priority, created_at, id LIMIT ?"
         )
         return self._guarded(  # type: ignore[no-any-return]

@@ -439,7 +439,8 @@ class Ledger:
         return _page(found, limit, 0)
 
     def ready(self, limit: int | None = 10) -> list[Task]:
-        """Open tasks with no blocker whose every dependency is done: highest priority first."""
+        """Open tasks with no blocker whose every dependency is done and every child finished (a
+        parent is an epic: its children are the work): highest priority first."""
         from .index import ledger_index
 
         idx = ledger_index(self)
@@ -447,11 +448,13 @@ class Ledger:
             _page([], limit, 0)
             return idx.ready(limit)
         every = {t.id: t for t in self.tasks()}
+        parents = {t.parent for t in every.values() if t.parent and not t.finished}
         found = [
             t
             for t in every.values()
             if t.status == "open"
             and not t.blocker
+            and t.id not in parents
             and all(d in every and every[d].status == "done" for d in t.dependencies)
         ]
         found.sort(key=lambda t: (t.priority, t.created_at, t.id))
@@ -934,6 +937,14 @@ class Ledger:
             raise GateRefused(
                 f"Done needs every dependency done; not yet: {', '.join(unfinished)}. Finish them "
                 f"or remove them with --remove-dependency."
+            )
+        open_children = [c for c in self.children(task.id) if not c.finished]
+        if open_children:
+            shown = ", ".join(f"{c.id[:MIN_SHORT_ID]} ({c.status})" for c in open_children[:5])
+            more = f" and {len(open_children) - 5} more" if len(open_children) > 5 else ""
+            raise GateRefused(
+                f"Done needs every child finished; not yet: {shown}{more}. Finish or cancel them "
+                f"(cancelling needs a decision), or move them with --parent ''."
             )
         wanted = criteria_hash(task.criteria)
         bound = [e for e in task.evidence if e.task_id == task.id and e.criteria_hash == wanted]

@@ -47,6 +47,11 @@ def task_text(ledger: Ledger, task: Task) -> str:
     ]
     if task.parent:
         out.append(f"  parent:   {dep_state(task.parent)}")
+    kids = ledger.children(task.id)
+    if kids:
+        out.append(f"  children: {progress(kids)}")
+        shorts = ledger.short_ids(k.id for k in kids)
+        out += [f"    - {shorts[k.id]} {k.status:<9} {one_line(k.goal, 120)}" for k in kids]
     if task.dependencies:
         out.append(f"  depends:  {', '.join(dep_state(d) for d in task.dependencies)}")
     if task.labels:
@@ -67,6 +72,14 @@ def task_text(ledger: Ledger, task: Task) -> str:
         ]
     out.append(f"  updated:  {task.updated_at} by {one_line(task.actor)}")
     return "\n".join(out)
+
+
+def progress(children: list[Task]) -> str:
+    """``3/5 done`` (cancelled children are left out of both counts, and said apart)."""
+    cancelled = sum(1 for c in children if c.status == "cancelled")
+    done = sum(1 for c in children if c.status == "done")
+    text = f"{done}/{len(children) - cancelled} done"
+    return text + (f", {cancelled} cancelled" if cancelled else "")
 
 
 def _held(task: Task) -> str:

@@ -6,7 +6,7 @@ missing ``dot`` is a ``MissingTool`` error naming how to install it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput, MissingTool, StorageError
@@ -22,12 +22,13 @@ __all__ = [
     "graph_dot",
     "graph_mermaid",
     "graph_svg",
+    "graph_tree",
     "render_graph",
     "task_graph",
 ]
 
 
-GRAPH_FORMATS = ("mermaid", "dot", "svg")
+GRAPH_FORMATS = ("mermaid", "dot", "svg", "tree")
 
 
 @dataclass
@@ -36,11 +37,18 @@ class Graph:
     edges: list[tuple[str, str, str]]  # (from, to, "parent" | "needs")
     shorts: dict[str, str]
     truncated: bool = False
+    owners: dict[str, str | None] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "nodes": [
-                {"id": i, "short_id": self.shorts[i], "status": s, "goal": g}
+                {
+                    "id": i,
+                    "short_id": self.shorts[i],
+                    "status": s,
+                    "goal": g,
+                    "owner": self.owners.get(i),
+                }
                 for i, (s, g) in sorted(self.nodes.items())
             ],
             "edges": [{"from": a, "to": b, "kind": k} for a, b, k in self.edges],
@@ -54,7 +62,8 @@ def task_graph(ledger: Ledger, task_id: str | None = None, *, limit: int = 300) 
     refuse, but a merge or foreign writer could make) is drawn, never followed forever."""
     from .ledger import Ledger as _Ledger
 
-    rows = index_for(ledger).graph_rows()
+    idx = index_for(ledger)
+    rows = idx.graph_rows()
     children: dict[str, list[str]] = {}
     for tid, (_s, _g, parent, _d) in rows.items():
         if parent:
@@ -112,7 +121,8 @@ def task_graph(ledger: Ledger, task_id: str | None = None, *, limit: int = 300) 
         if parent and parent in keep:
             edges.append((parent, tid, "parent"))
         edges += [(tid, dep, "needs") for dep in rows[tid][3] if dep in keep]
-    return Graph(nodes, edges, _Ledger.short_ids(nodes), truncated)
+    owners = {t.id: t.owner for t in idx.tasks_by_id(chosen)}
+    return Graph(nodes, edges, _Ledger.short_ids(nodes), truncated, owners)
 
 
 _COLORS = {
@@ -182,7 +192,55 @@ def graph_svg(graph: Graph) -> str:
     return done.stdout
 
 
+def graph_tree(graph: Graph) -> str:
+    """The graph as a tree for the terminal: each task under its parent, then what it needs
+    ("needs" lines), with status and owner. A task met a second time (two tasks need it, or a
+    cycle a merge made) is named, not drawn again."""
+    children: dict[str, list[str]] = {}
+    needs: dict[str, list[str]] = {}
+    has_parent: set[str] = set()
+    for a, b, kind in graph.edges:
+        if kind == "parent":
+            children.setdefault(a, []).append(b)
+            has_parent.add(b)
+        else:
+            needs.setdefault(a, []).append(b)
+    width = max((len(s) for s in graph.shorts.values()), default=6)
+
+    def line(tid: str) -> str:
+        status, goal = graph.nodes[tid]
+        owner = one_line(graph.owners.get(tid) or "", 16) or "—"
+        return f"{graph.shorts[tid]:<{width}}  {status:<9} {owner:<16} {_label(goal, 60)}"
+
+    out: list[str] = []
+    drawn: set[str] = set()
+
+    def walk(tid: str, prefix: str) -> None:
+        below = [("", c) for c in children.get(tid, [])] + [
+            ("needs ", d) for d in needs.get(tid, [])
+        ]
+        for n, (tag, other) in enumerate(below):
+            last = n == len(below) - 1
+            branch = "└── " if last else "├── "
+            if other in drawn:
+                out.append(f"{prefix}{branch}{tag}{graph.shorts[other]} (shown above)")
+                continue
+            drawn.add(other)
+            out.append(f"{prefix}{branch}{tag}{line(other)}")
+            walk(other, prefix + ("    " if last else "│   "))
+
+    roots = [t for t in graph.nodes if t not in has_parent]
+    for tid in [*roots, *graph.nodes]:  # then whatever only a cycle of parents reaches
+        if tid not in drawn:
+            drawn.add(tid)
+            out.append(line(tid))
+            walk(tid, "")
+    return "\n".join(out) + "\n" if out else "No tasks to draw.\n"
+
+
 def render_graph(graph: Graph, fmt: str) -> str:
+    if fmt == "tree":
+        return graph_tree(graph)
     if fmt == "mermaid":
         return graph_mermaid(graph)
     if fmt == "dot":

@@ -661,6 +661,14 @@ class Index:
         sql = "SELECT id, record FROM tasks WHERE parent = ? ORDER BY created_at, id"
         return self._guarded(lambda conn: self._decode(conn.execute(sql, (parent,))))  # type: ignore[no-any-return]
 
+    def dependents(self, task_id: str) -> list[Task]:
+        """The tasks that list ``task_id`` among their dependencies, oldest first."""
+        sql = (
+            "SELECT t.id, t.record FROM deps d JOIN tasks t ON t.id = d.task_id "
+            "WHERE d.dep_id = ? ORDER BY t.created_at, t.id"
+        )
+        return self._guarded(lambda conn: self._decode(conn.execute(sql, (task_id,))))  # type: ignore[no-any-return]
+
     def search(
         self,
         query: str,

@@ -492,6 +492,18 @@ class Ledger:
         found.sort(key=lambda t: (t.created_at, t.id))
         return found
 
+    def dependents(self, task_id: str) -> list[Task]:
+        """The tasks that depend on ``task_id`` (list it among their dependencies)."""
+        from .index import ledger_index
+
+        full = self.resolve(task_id)
+        idx = ledger_index(self)
+        if idx is not None:
+            return idx.dependents(full)
+        found = [t for t in self.tasks() if full in t.dependencies]
+        found.sort(key=lambda t: (t.created_at, t.id))
+        return found
+
     # --- history ------------------------------------------------------------------------------
 
     def history(self, task_id: str, limit: int | None = None, offset: int = 0) -> list[Version]:

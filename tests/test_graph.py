@@ -4,11 +4,13 @@ back, all open work, and SVG with and without Graphviz."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import run_cli
 
 from gitledger.cli import cli as gitledger_cli
 from gitledger.errors import GateRefused
@@ -143,3 +145,47 @@ def test_svg_without_graphviz_says_how_to_get_it(
     assert "Graphviz" in out and "apt install graphviz" in out and "--format mermaid" in out
     code, out = invoke("graph", "--format", "dot")
     assert code == 0 and out.startswith("digraph")
+
+
+def test_tree_draws_parents_and_needs_with_status_and_owner(
+    ledger: Ledger, diamond: dict[str, str]
+) -> None:
+    d = diamond
+    ledger.update(d["right"], owner="ann")
+    out = run_cli("graph", d["top"][:8], "--format", "tree")
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    short = {k: ledger.short_id(v) for k, v in d.items()}
+    assert lines[0].startswith(short["top"]) and "top of the diamond" in lines[0]
+    # left is top's child (drawn first), and both are needs of top as well
+    assert lines[1].startswith(f"├── {short['left']}")
+    text = out.stdout
+    assert f"needs {short['right']}" in text and "ann" in text
+    assert f"needs {short['bottom']}" in text and "active" in text
+    assert f"{short['bottom']} (shown above)" in text  # the diamond's base is drawn once
+    assert text.count("bottom: shared base") == 1
+    data = json.loads(run_cli("graph", d["top"][:8], "--json").stdout)
+    assert {n["owner"] for n in data["nodes"]} == {None, "ann"}
+
+
+def test_tree_of_all_open_work_and_of_nothing(ledger: Ledger) -> None:
+    out = run_cli("graph", "--format", "tree")
+    assert out.returncode == 0 and out.stdout == "No tasks to draw.\n"
+    ledger.create("alone")
+    out = run_cli("graph", "--format", "tree")
+    assert "alone" in out.stdout and "open" in out.stdout
+
+
+def test_task_show_lists_what_depends_on_it(ledger: Ledger, diamond: dict[str, str]) -> None:
+    d = diamond
+    out = run_cli("task", "show", d["bottom"][:8])
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.strip().startswith("needed by:"))
+    short = ledger.short_id(d["left"])
+    assert f"{d['left'][: len(short)]} (open)" in line and d["right"][:6] in line
+    assert [t.id for t in ledger.dependents(d["bottom"])] == [d["left"], d["right"]]
+    out = run_cli("task", "show", d["top"][:8])
+    assert "needed by:" not in out.stdout
+    env = dict(os.environ, GITLEDGER_NO_INDEX="1")  # the ledger's own scan agrees
+    out = run_cli("task", "show", d["bottom"][:8], env=env)
+    assert line in out.stdout

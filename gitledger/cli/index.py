@@ -86,10 +86,11 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["mermaid", "dot", "svg"]),
+    type=click.Choice(["mermaid", "dot", "svg", "tree"]),
     default="mermaid",
     show_default=True,
-    help="Mermaid text, Graphviz dot, or SVG drawn by Graphviz.",
+    help="Mermaid text, Graphviz dot, SVG drawn by Graphviz, or a tree for the terminal (with "
+    "status and owner).",
 )
 @click.option(
     "--limit", type=click.IntRange(min=1), default=300, show_default=True, help="At most N tasks."

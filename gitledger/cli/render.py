@@ -54,6 +54,11 @@ def task_text(ledger: Ledger, task: Task) -> str:
         out += [f"    - {shorts[k.id]} {k.status:<9} {one_line(k.goal, 120)}" for k in kids]
     if task.dependencies:
         out.append(f"  depends:  {', '.join(dep_state(d) for d in task.dependencies)}")
+    needed_by = ledger.dependents(task.id)
+    if needed_by:
+        out.append(
+            f"  needed by: {', '.join(f'{t.id[: len(short)]} ({t.status})' for t in needed_by)}"
+        )
     if task.labels:
         out.append(f"  labels:   {', '.join(task.labels)}")
     for title, entries in (

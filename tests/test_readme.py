@@ -145,6 +145,13 @@ def shims(folder: Path) -> Path:
     return folder
 
 
+def run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """One README line (or block) as a reader's shell runs it: no input, output captured."""
+    return subprocess.run(
+        argv, cwd=cwd, env=env, input="", capture_output=True, text=True, timeout=180
+    )
+
+
 def git(*args: str, cwd: Path) -> None:
     subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True)
 
@@ -205,14 +212,12 @@ def test_readme_commands_run_as_pasted(tmp_path: Path, monkeypatch: pytest.Monke
             # Past the task ledger's walk-through (which ends with the task done), ID stands for
             # any task of the reader's: an open one.
             create_block = None
-            spare = subprocess.run(
+            spare = run(
                 ["gitledger", "task", "create", "Fix the flaky parser test", "--criteria", "Green"],
-                cwd=project,
-                env=env,
-                capture_output=True,
-                text=True,
-                check=True,
+                project,
+                env,
             )
+            assert spare.returncode == 0, spare.stderr
             values["ID"] = spare.stdout.split()[0]
         if text.startswith("cd "):
             cwd = cwd / text.split()[1]
@@ -222,15 +227,7 @@ def test_readme_commands_run_as_pasted(tmp_path: Path, monkeypatch: pytest.Monke
         if re.search(r"\b(ID|FACT_ID)\b", text):
             failures.append(f"line {command.lineno}: no value yet for a placeholder: {text}")
             continue
-        done = subprocess.run(
-            ["bash", "-o", "pipefail", "-c", text],
-            cwd=cwd,
-            env=env,
-            input="",
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
+        done = run(["bash", "-o", "pipefail", "-c", text], cwd, env)
         ran += 1
         where = (
             f"README line {command.lineno}: {command.text}\n  ran: {text}\n  exit {done.returncode}"
@@ -258,22 +255,8 @@ def test_readme_commands_run_as_pasted(tmp_path: Path, monkeypatch: pytest.Monke
     for number, (start, block) in enumerate(fenced_blocks(README.read_text(), "python")):
         script = tmp_path / f"readme_{number}.py"
         script.write_text("\n".join(line for _, line in block) + "\n")
-        done = subprocess.run(
-            [sys.executable, str(script)],
-            cwd=project,
-            env={**env, "PYTHONPATH": str(REPO)},
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
+        done = run([sys.executable, str(script)], project, {**env, "PYTHONPATH": str(REPO)})
         ran += 1
-        broken = next(
-            (why for start, why in KNOWN_BROKEN.items() if command.text.startswith(start)), None
-        )
-        if broken is not None:
-            if done.returncode == 0:
-                failures.append(f"{where}\n  now works: remove it from KNOWN_BROKEN ({broken})")
-            continue
         if done.returncode != 0:
             failures.append(f"README python block at line {start}: {done.stderr[-800:]}")
 

@@ -73,6 +73,17 @@ def _set_global(ctx: click.Context, param: click.Parameter, value: str | None) -
         obj[param.name] = value
 
 
+AFTER = " Also accepted before the command."
+GLOBAL_OPTIONS: tuple[tuple[list[str], dict[str, Any]], ...] = (
+    (
+        ["--ledger", "ledger_path"],
+        {"type": click.Path(file_okay=False, path_type=str), "help": LEDGER_HELP + AFTER},
+    ),
+    (["--actor"], {"help": ACTOR_HELP + AFTER}),
+    (["--agent"], {"help": AGENT_HELP + AFTER}),
+)
+
+
 def accept_global_options(command: click.Command) -> click.Command:
     """Let ``--ledger``, ``--actor`` and ``--agent`` also follow the subcommand (``task claim ID --actor x``).
 
@@ -87,34 +98,11 @@ def accept_global_options(command: click.Command) -> click.Command:
             if not current.invoke_without_command:
                 continue
         names = {name for p in current.params for name in p.opts}
-        if "--ledger" not in names:
-            current.params.append(
-                click.Option(
-                    ["--ledger", "ledger_path"],
-                    type=click.Path(file_okay=False, path_type=str),
-                    expose_value=False,
-                    callback=_set_global,
-                    help=LEDGER_HELP + " Also accepted before the command.",
+        for decls, kwargs in GLOBAL_OPTIONS:
+            if decls[0] not in names:  # a command's own option of that name wins
+                current.params.append(
+                    click.Option(decls, expose_value=False, callback=_set_global, **kwargs)
                 )
-            )
-        if "--actor" not in names:
-            current.params.append(
-                click.Option(
-                    ["--actor"],
-                    expose_value=False,
-                    callback=_set_global,
-                    help=ACTOR_HELP + " Also accepted before the command.",
-                )
-            )
-        if "--agent" not in names:
-            current.params.append(
-                click.Option(
-                    ["--agent"],
-                    expose_value=False,
-                    callback=_set_global,
-                    help=AGENT_HELP + " Also accepted before the command.",
-                )
-            )
     return command
 
 

@@ -264,6 +264,27 @@ def stop_gpg_daemons(home: Path) -> None:
         )
 
 
+def make_gpg_key(home: Path) -> None:
+    """A throwaway ed25519 signing key in the keyring at ``home`` (this starts a gpg-agent)."""
+    subprocess.run(
+        [
+            "gpg",
+            "--batch",
+            "--passphrase",
+            "",
+            "--quick-gen-key",
+            EMAIL,
+            "ed25519",
+            "sign",
+            "never",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "GNUPGHOME": str(home)},
+    )
+
+
 @pytest.fixture
 def gnupg_homes() -> Iterator[list[Path]]:
     homes: list[Path] = []
@@ -280,22 +301,7 @@ def gpg_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, gnupg_homes: list[P
     home.mkdir(mode=0o700)
     gnupg_homes.append(home)
     monkeypatch.setenv("GNUPGHOME", str(home))
-    subprocess.run(
-        [
-            "gpg",
-            "--batch",
-            "--passphrase",
-            "",
-            "--quick-gen-key",
-            EMAIL,
-            "ed25519",
-            "sign",
-            "never",
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    make_gpg_key(home)
     listing = subprocess.run(
         ["gpg", "--batch", "--with-colons", "--list-secret-keys", EMAIL],
         check=True,
@@ -346,24 +352,7 @@ def test_the_gpg_agent_a_signing_test_starts_is_stopped(ledger: Ledger, tmp_path
         pytest.skip("needs gpg and gpgconf")
     home = tmp_path / "gnupg-started"
     home.mkdir(mode=0o700)
-    env = {**os.environ, "GNUPGHOME": str(home)}
-    subprocess.run(
-        [
-            "gpg",
-            "--batch",
-            "--passphrase",
-            "",
-            "--quick-gen-key",
-            EMAIL,
-            "ed25519",
-            "sign",
-            "never",
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-        env=env,
-    )
+    make_gpg_key(home)
     assert gpg_daemons(home), "gpg started no agent: nothing here to stop"
     stop_gpg_daemons(home)
     for _ in range(50):

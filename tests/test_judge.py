@@ -694,3 +694,83 @@ def test_opening_new_work_after_changes_is_unsure_not_next() -> None:
     assert fresh.decision == SAME and fresh.unsure
     same_words = judge.judge_rules(history, Step("Now the importer loop again.", (edit("i.py"),)))
     assert same_words.decision == SAME and not same_words.unsure
+
+
+# --- the session's model for unsure steps (the function hook's side) ----------------------
+
+
+def test_step_prompt_is_given_for_unsure_steps_only() -> None:
+    payload = {
+        "messages": [
+            {
+                "role": "user",
+                "text": "Speed up the importer and document the flags.",
+                "toolUses": [],
+            },
+            {
+                "role": "assistant",
+                "text": "Profiling the importer loop.",
+                "toolUses": [{"tool": "Edit", "input": {"file_path": "importer.py"}}],
+            },
+        ],
+        "step": {
+            "text": "Now the README section on flags.",
+            "calls": [{"name": "Edit", "input": {}}],
+        },
+        "context_tokens": 90_000,
+        "window": 200_000,
+    }
+    out = invoke("judge", "step", "--json", "--prompt", input=json.dumps(payload))
+    data = json.loads(out.output)  # type: ignore[attr-defined]
+    assert data["decision"] == SAME and data["unsure"] is True
+    assert data["system"].startswith("You judge one step")
+    assert "Now the README section on flags." in data["prompt"]
+    assert "Speed up the importer" in data["prompt"]
+    sure = {
+        **payload,
+        "step": {"text": "Profiling more.", "calls": [{"name": "Read", "input": {}}]},
+    }
+    data = json.loads(invoke("judge", "step", "--json", "--prompt", input=json.dumps(sure)).output)  # type: ignore[attr-defined]
+    assert data["unsure"] is False and "prompt" not in data
+
+
+def test_model_spend_is_counted_per_session_and_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITLEDGER_DIR", str(tmp_path / "ledger"))
+    for args in (
+        ["--input-tokens", "1200", "--output-tokens", "30"],
+        ["--failed"],
+        ["--input-tokens", "800", "--output-tokens", "10"],
+    ):
+        assert invoke("judge", "spend", "--session", "s-1", *args).exit_code == 0  # type: ignore[attr-defined]
+    data = json.loads(invoke("judge", "status", "--json").output)  # type: ignore[attr-defined]
+    assert data["model_spend"] == {
+        "calls": 3,
+        "failures": 1,
+        "input_tokens": 2000,
+        "output_tokens": 40,
+    }
+    shown = invoke("judge", "status").output  # type: ignore[attr-defined]
+    assert "model calls 3 (1 failed), 2,000 tokens in, 40 out" in shown
+
+
+def test_bad_spend_is_refused_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITLEDGER_DIR", str(tmp_path / "ledger"))
+    bad = CliRunner().invoke(cli, ["judge", "spend", "--session", "../x", "--input-tokens", "5"])
+    assert bad.exit_code == 2
+    negative = CliRunner().invoke(cli, ["judge", "spend", "--session", "s", "--input-tokens", "-1"])
+    assert negative.exit_code == 2
+    assert not (tmp_path / "ledger").exists()  # refused before a ledger was made
+
+
+def test_session_model_setting_turns_the_model_off(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITLEDGER_DIR", str(tmp_path / "ledger"))
+    invoke("init")
+    out = invoke("judge", "config", "session_model=false", "--json")
+    assert json.loads(out.output)["session_model"] is False  # type: ignore[attr-defined]
+    assert "off (session_model=false)" in invoke("judge", "status").output  # type: ignore[attr-defined]

@@ -84,32 +84,21 @@ def _tmux(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["tmux", *args], capture_output=True, text=True, timeout=30)
 
 
-@pytest.mark.slow
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-@pytest.mark.parametrize("plugin", ["module", "full-plugin"])
-def test_live_interactive_session_compacts_at_the_boundary(tmp_path: Path, plugin: str) -> None:
-    """The real Claude Code, interactive in tmux, against the stand-in model: the step that says
-    task 1 is done and moves to task 2 is judged NEXT by the real `gitledger judge step`, the turn
-    ends before its next request, Claude Code compacts (a summary request reaches the stand-in)
-    and the plugin's "Continue." starts the next turn, which goes on with task 2."""
+def _live(tmp_path: Path, mod: Path, replies: list[object], judge_answer: str | None = None):
+    """Run the real Claude Code interactively in tmux with the plugin at ``mod``, against the
+    stand-in model scripted with ``replies``; type "Do tasks 1 and 2." and wait until three
+    main-loop requests have arrived. Returns (the stand-in, the screen, the debug log)."""
     import sys
     import time
 
     sys.path.insert(0, str(ROOT / "tests" / "e2e"))
     from claude_harness import ClaudeSession, gitledger_shim
-    from standin import Reply, StandIn, text, tool_use
+    from standin import StandIn
 
-    if plugin == "module":
-        # Only the module, and a PreCompact command hook like the plugin's.
-        pre_compact = {"type": "command", "command": "gitledger fuse save --hook", "timeout": 60}
-        mod = make_mod(tmp_path / "mod", {"PreCompact": [{"hooks": [pre_compact]}]})
-        plugin_name = "gitledger-judge-test"
-    else:
-        # The plugin as shipped: its hooks.json names the module and the fuse hooks.
-        mod = ROOT / "hooks" / "claude-code"
-        plugin_name = json.loads((mod / ".claude-plugin" / "plugin.json").read_text())["name"]
-    name = f"gljudge-{os.getpid()}"
+    name = f"gljudge-{os.getpid()}-{len(list(tmp_path.iterdir()))}"
     with StandIn() as server:
+        if judge_answer is not None:
+            server.judge_answer = judge_answer
         session = ClaudeSession(
             CLAUDE,
             server,
@@ -133,15 +122,7 @@ def test_live_interactive_session_compacts_at_the_boundary(tmp_path: Path, plugi
             )
         )
         session.settings({"permissions": {"allow": ["Bash", "Write", "Read"]}})
-        # 45% of the 1M window this Claude Code's default model has: past the 35% floor.
-        server.script(
-            Reply([text("Task 1."), tool_use("Bash", {"command": "echo one > a.txt"})], 450_000),
-            Reply(
-                [text("Task 1 done. Moving to task 2."), tool_use("Bash", {"command": "true"})],
-                455_000,
-            ),
-            Reply([text("Task 2 done.")], 20_000),
-        )
+        server.script(*replies)  # type: ignore[arg-type]
         env = session.env
         env_args: list[str] = []
         for var in (
@@ -184,17 +165,100 @@ def test_live_interactive_session_compacts_at_the_boundary(tmp_path: Path, plugi
             screen = _tmux("capture-pane", "-p", "-t", name).stdout
         finally:
             _tmux("kill-session", "-t", name)
-        kinds = [r.kind for r in server.requests if r.kind != "side"]
         log = debug.read_text(errors="replace") if debug.exists() else ""
-        assert kinds[:4] == ["main", "main", "compact", "main"], (kinds, screen)
-        assert f"$.turn.abort ({plugin_name}): cancelled turn" in log
-        assert "Continue." in server.requests[-1].messages_text() or "Continue." in screen
-        assert "Task 2 done." in screen
-        # The compaction the module ran fired PreCompact: the fuse snapshot is in the ledger.
-        ledger = tmp_path / "hook-ledger"
-        refs = subprocess.run(
-            ["git", "--git-dir", str(ledger), "for-each-ref", "--format=%(refname)"],
-            capture_output=True,
-            text=True,
-        ).stdout
-        assert "refs/gitledger/fuse/" in refs, (refs, log[-2000:])
+        return server, screen, log
+
+
+def _hook_refs(tmp_path: Path) -> str:
+    return subprocess.run(
+        ["git", "--git-dir", str(tmp_path / "hook-ledger"), "for-each-ref", "--format=%(refname)"],
+        capture_output=True,
+        text=True,
+    ).stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+@pytest.mark.parametrize("plugin", ["module", "full-plugin"])
+def test_live_interactive_session_compacts_at_the_boundary(tmp_path: Path, plugin: str) -> None:
+    """The real Claude Code, interactive in tmux, against the stand-in model: the step that says
+    task 1 is done and moves to task 2 is judged NEXT by the real `gitledger judge step`, the turn
+    ends before its next request, Claude Code compacts (a summary request reaches the stand-in)
+    and the plugin's "Continue." starts the next turn, which goes on with task 2."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+    from standin import Reply, text, tool_use
+
+    if plugin == "module":
+        # Only the module, and a PreCompact command hook like the plugin's.
+        pre_compact = {"type": "command", "command": "gitledger fuse save --hook", "timeout": 60}
+        mod = make_mod(tmp_path / "mod", {"PreCompact": [{"hooks": [pre_compact]}]})
+        plugin_name = "gitledger-judge-test"
+    else:
+        # The plugin as shipped: its hooks.json names the module and the fuse hooks.
+        mod = ROOT / "hooks" / "claude-code"
+        plugin_name = json.loads((mod / ".claude-plugin" / "plugin.json").read_text())["name"]
+    # 45% of the 1M window this Claude Code's default model has: past the 35% floor.
+    server, screen, log = _live(
+        tmp_path,
+        mod,
+        [
+            Reply([text("Task 1."), tool_use("Bash", {"command": "echo one > a.txt"})], 450_000),
+            Reply(
+                [text("Task 1 done. Moving to task 2."), tool_use("Bash", {"command": "true"})],
+                455_000,
+            ),
+            Reply([text("Task 2 done.")], 20_000),
+        ],
+    )
+    kinds = [r.kind for r in server.requests if r.kind != "side"]
+    assert kinds[:4] == ["main", "main", "compact", "main"], (kinds, screen)
+    assert f"$.turn.abort ({plugin_name}): cancelled turn" in log
+    assert "Continue." in server.requests[-1].messages_text() or "Continue." in screen
+    assert "Task 2 done." in screen
+    # The compaction the module ran fired PreCompact: the fuse snapshot is in the ledger.
+    refs = _hook_refs(tmp_path)
+    assert "refs/gitledger/fuse/" in refs, (refs, log[-2000:])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_live_session_asks_its_own_model_about_an_unsure_step(tmp_path: Path) -> None:
+    """A step the rules are unsure of ("Now the README section." after a file was written) is
+    put to the session's own model through $.model.complete, once, with the model judge's
+    prompt; the stand-in answers NEXT, so the turn ends and Claude Code compacts; the call's
+    tokens are counted in the session's judge state, as `gitledger judge status` shows."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+    from standin import Reply, text, tool_use
+
+    mod = make_mod(tmp_path / "mod")
+    server, screen, log = _live(
+        tmp_path,
+        mod,
+        [
+            Reply([text("Task 1."), tool_use("Bash", {"command": "echo one > a.txt"})], 450_000),
+            Reply(
+                [text("Now the README section."), tool_use("Bash", {"command": "true"})], 455_000
+            ),
+            Reply([text("Task 2 done.")], 20_000),
+        ],
+        judge_answer="Task 1 is written and the step turns to the README.\nNEXT",
+    )
+    kinds = [r.kind for r in server.requests if r.kind != "side"]
+    assert kinds[:5] == ["main", "main", "judge", "compact", "main"], (kinds, screen, log[-3000:])
+    asked = next(r for r in server.requests if r.kind == "judge")
+    prompt = asked.messages_text()
+    assert "Now the README section." in prompt and "Do tasks 1 and 2." in prompt
+    status = subprocess.run(
+        [sys.executable, "-m", "gitledger", "judge", "status", "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "GITLEDGER_DIR": str(tmp_path / "hook-ledger")},
+    )
+    assert status.returncode == 0, status.stderr
+    spend = json.loads(status.stdout)["model_spend"]
+    assert spend["calls"] == 1 and spend["failures"] == 0, spend
+    assert spend["input_tokens"] == 321 and spend["output_tokens"] == 7, spend

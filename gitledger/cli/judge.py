@@ -138,6 +138,13 @@ def judge_group() -> None:
 @click.option(
     "--hook", is_flag=True, help="Never fail the agent: on any error say so on stderr, exit 0."
 )
+@click.option(
+    "--prompt",
+    "with_prompt",
+    is_flag=True,
+    help="For a step the rules are unsure of, add the model judge's system and prompt to the "
+    "JSON (the Claude Code function hook asks the session's model with them).",
+)
 @json_option
 @click.pass_context
 def step_cmd(
@@ -149,6 +156,7 @@ def step_cmd(
     checkpoint: bool,
     session: str | None,
     hook: bool,
+    with_prompt: bool,
     as_json: bool,
 ) -> None:
     """Is the assistant's latest step moving on from a finished piece to another?
@@ -164,9 +172,9 @@ def step_cmd(
         from ..hooks import never_fail
 
         with never_fail("judge step", "judged SAME"):
-            _step(ctx, transcript, floor, model, window, checkpoint, session, as_json)
+            _step(ctx, transcript, floor, model, window, checkpoint, session, with_prompt, as_json)
         return
-    _step(ctx, transcript, floor, model, window, checkpoint, session, as_json)
+    _step(ctx, transcript, floor, model, window, checkpoint, session, with_prompt, as_json)
 
 
 def _step(
@@ -177,6 +185,7 @@ def _step(
     window: int | None,
     checkpoint: bool,
     session: str | None,
+    with_prompt: bool,
     as_json: bool,
 ) -> None:
     import dataclasses
@@ -238,8 +247,13 @@ def _step(
             saved = take_checkpoint(
                 _hook_ledger(ctx, payload.get("cwd")), str(who), transcript, context.step
             )
+    asked: dict[str, Any] = {}
+    if with_prompt and context is not None and verdict.unsure and verdict.decision == SAME:
+        from ..judge.model import SYSTEM, judge_prompt
+
+        asked = {"system": SYSTEM, "prompt": judge_prompt(context)}
     if as_json:
-        print_json({**verdict.to_dict(), **({"checkpoint": saved} if checkpoint else {})})
+        print_json({**verdict.to_dict(), **({"checkpoint": saved} if checkpoint else {}), **asked})
     else:
         tag = verdict.decision if verdict.judged else f"{verdict.decision} (not judged)"
         click.echo(f"{tag}: {verdict.reason}")
@@ -382,6 +396,47 @@ def _turn(
             click.echo(line)
 
 
+@judge_group.command("spend")
+@click.option("--session", required=True, help="The session the model call was made for.")
+@click.option("--input-tokens", type=click.IntRange(0), default=0, help="Tokens the call read.")
+@click.option("--output-tokens", type=click.IntRange(0), default=0, help="Tokens it wrote.")
+@click.option("--failed", is_flag=True, help="The call failed (the step was judged SAME).")
+@json_option
+@click.pass_context
+def spend_cmd(
+    ctx: click.Context,
+    session: str,
+    input_tokens: int,
+    output_tokens: int,
+    failed: bool,
+    as_json: bool,
+) -> None:
+    """Count one model call about an unsure step (the function hook reports each one here;
+    'judge status' shows the totals)."""
+    from ..judge.state import judge_ref, record_spend
+
+    with errors(as_json):
+        judge_ref(session)  # a bad session id is refused before anything is opened
+        state = record_spend(
+            _hook_ledger(ctx, None),
+            session,
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            failed=failed,
+        )
+    if as_json:
+        print_json({"session": session, "model_spend": state.model_spend})
+    else:
+        click.echo(_spend_line(state.model_spend))
+
+
+def _spend_line(spend: dict[str, int]) -> str:
+    return (
+        f"model calls {spend.get('calls', 0)} ({spend.get('failures', 0)} failed), "
+        f"{spend.get('input_tokens', 0):,} tokens in, {spend.get('output_tokens', 0):,} out"
+    )
+
+
 @judge_group.command("status")
 @click.option("--session", help="Show this session's state in full.")
 @json_option
@@ -396,11 +451,23 @@ def status_cmd(ctx: click.Context, session: str | None, as_json: bool) -> None:
         config = load_config(ledger)
         names = [session] if session else sessions(ledger)
         states = [load_state(ledger, name) for name in names]
+    total = {
+        key: sum(state.model_spend.get(key, 0) for state in states)
+        for key in ("calls", "failures", "input_tokens", "output_tokens")
+    }
     if as_json:
-        print_json({"config": config.to_dict(), "sessions": [s.to_dict() for s in states]})
+        print_json(
+            {
+                "config": config.to_dict(),
+                "sessions": [s.to_dict() for s in states],
+                "model_spend": total,
+            }
+        )
         return
     state_word = "enabled" if config.enabled else "disabled (enabled=false: inert)"
     click.echo(f"Judge {state_word}; floor {config.floor:g}%, model {config.model or 'none'}")
+    asking = "on" if config.session_model else "off (session_model=false)"
+    click.echo(f"Asking the session's model about unsure steps: {asking}; {_spend_line(total)}")
     if not states:
         click.echo("No sessions yet. 'gitledger judge turn' records one per session.")
     for state in states:
@@ -413,7 +480,8 @@ def status_cmd(ctx: click.Context, session: str | None, as_json: bool) -> None:
         cooling = (
             f", cooling down until turn {state.cooldown_until}" if state.cooldown_until else ""
         )
-        click.echo(f"{state.session}: {said}; {state.deferrals} deferral(s){cooling}")
+        spent = f"; {_spend_line(state.model_spend)}" if state.model_spend else ""
+        click.echo(f"{state.session}: {said}; {state.deferrals} deferral(s){cooling}{spent}")
         if session:
             for entry in state.decisions:
                 click.echo(
@@ -428,8 +496,9 @@ def status_cmd(ctx: click.Context, session: str | None, as_json: bool) -> None:
 def config_cmd(ctx: click.Context, settings: tuple[str, ...], as_json: bool) -> None:
     """Show the judge's settings, or change them: gitledger judge config enabled=false floor=40.
 
-    Settings: enabled, floor, model, window, fill_candidate, urgent_fill, long_task_turns,
-    idle_turns, compaction_turns, backoff (e.g. 5,10,20). GITLEDGER_JUDGE=0 turns the judge
+    Settings: enabled, floor, model, session_model (the function hook asks the session's model
+    about unsure steps), window, fill_candidate, urgent_fill, long_task_turns, idle_turns,
+    compaction_turns, backoff (e.g. 5,10,20). GITLEDGER_JUDGE=0 turns the judge
     off for one process without changing them.
     """
     from ..errors import InvalidInput

@@ -108,6 +108,7 @@ _EXPORTS: dict[str, str] = {
     "save_config": "gitledger.judge.state",
     "load_state": "gitledger.judge.state",
     "sessions": "gitledger.judge.state",
+    "record_spend": "gitledger.judge.state",
     "IMPACTS": "gitledger.judge.turn",
     "URGENCIES": "gitledger.judge.turn",
     "TurnVerdict": "gitledger.judge.turn",
@@ -196,6 +197,7 @@ if TYPE_CHECKING:  # for type checkers: the names above, statically
         judge_ref,
         load_config,
         load_state,
+        record_spend,
         save_config,
         sessions,
     )

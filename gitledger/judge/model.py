@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import os
-import urllib.request
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -181,6 +180,8 @@ class ModelJudge:
 
     def ask(self, prompt: str) -> str:
         """One Messages API call; returns the answer's text. Raises on any failure."""
+        import urllib.request  # only here: the hook that builds a prompt never pays for it
+
         body = json.dumps(
             {
                 "model": self.model,

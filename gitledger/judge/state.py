@@ -23,6 +23,9 @@ class JudgeConfig:
     enabled: bool = True
     floor: float = DEFAULT_FLOOR
     model: str | None = None
+    # The Claude Code function hook asks the session's own model about the steps the rules are
+    # unsure of ($.model.complete); session_model=false stops it.
+    session_model: bool = True
     window: int | None = None
     fill_candidate: float = 70.0
     urgent_fill: float = 85.0
@@ -55,7 +58,7 @@ class JudgeConfig:
         current = getattr(self, key)
         try:
             parsed: Any
-            if key == "enabled":
+            if key in ("enabled", "session_model"):
                 parsed = value if isinstance(value, bool) else _parse_bool(str(value))
             elif key == "model":
                 parsed = str(value) if value not in (None, "", "none", "null") else None
@@ -100,6 +103,8 @@ class TurnState:
     last_compaction_turn: int | None = None
     decisions: list[dict[str, Any]] = field(default_factory=list)  # the latest, newest last
     last_checkpoint: str | None = None  # the step the latest boundary checkpoint was taken at
+    # What asking a model about unsure steps cost: calls, failed calls, tokens in and out.
+    model_spend: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"format": STATE_FORMAT, **asdict(self)}
@@ -113,6 +118,11 @@ class TurnState:
             last_compaction_turn=data.get("last_compaction_turn"),
             decisions=list(data.get("decisions", []))[-20:],
             last_checkpoint=data.get("last_checkpoint"),
+            model_spend={
+                k: int(v)
+                for k, v in (data.get("model_spend") or {}).items()
+                if k in SPEND_KEYS and isinstance(v, int)
+            },
         )
 
 
@@ -194,6 +204,37 @@ def save_config(ledger: Any, changes: Mapping[str, Any]) -> JudgeConfig:
             said = ", ".join(f"{k}={v}" for k, v in changes.items())
             _write_json(ledger, CONFIG_REF, config.to_dict(), f"judge config: {said}\n", tip)
     return config
+
+
+SPEND_KEYS = ("calls", "failures", "input_tokens", "output_tokens")
+
+
+def record_spend(
+    ledger: Any,
+    session: str,
+    *,
+    input_tokens: int = 0,
+    output_tokens: int = 0,
+    failed: bool = False,
+) -> TurnState:
+    """Count one model call about an unsure step in the session's state (one commit)."""
+    from ..errors import InvalidInput
+
+    if input_tokens < 0 or output_tokens < 0:
+        raise InvalidInput("Token counts are 0 or more.")
+    refname = judge_ref(session)
+    with ledger.store.lock():
+        data, tip = _read_json(ledger, refname)
+        state = TurnState.from_dict(data or {}, session)
+        spend = {key: state.model_spend.get(key, 0) for key in SPEND_KEYS}
+        spend["calls"] += 1
+        spend["failures"] += int(failed)
+        spend["input_tokens"] += input_tokens
+        spend["output_tokens"] += output_tokens
+        state.model_spend = spend
+        said = "failed" if failed else f"{input_tokens} in, {output_tokens} out"
+        _write_json(ledger, refname, state.to_dict(), f"judge: model call ({said})\n", tip)
+    return state
 
 
 def load_state(ledger: Any, session: str) -> TurnState:

@@ -15,6 +15,8 @@ How requests are told apart:
   A scripted reply is a list of content blocks (``text(...)``, ``tool_use(...)``); a ``tool_use``
   reply makes Claude Code run the tool and send the result back, which consumes the next reply.
   When the script runs out the stand-in answers ``"OK."``.
+- **judge**: gitledger's model judge asking about one step (its system prompt opens with
+  ``JUDGE_MARKER``); answered with ``StandIn.judge_answer``, never from the script.
 - **side**: anything else (titles, topic detection, quota probes) gets a short text answer and never
   consumes the script.
 
@@ -42,6 +44,9 @@ THIN_SUMMARY = (
     "<analysis>Short.</analysis>\n"
     "<summary>The user and the assistant worked on some files.</summary>"
 )
+
+# How gitledger's model judge (gitledger/judge/model.py SYSTEM) opens its system prompt.
+JUDGE_MARKER = "You judge one step of an AI coding assistant's work"
 
 _COMPACT_MARKERS = (
     "create a detailed summary of the conversation",
@@ -75,7 +80,7 @@ class Request:
 
     path: str
     body: dict[str, Any]
-    kind: str  # "main", "compact" or "side"
+    kind: str  # "main", "compact", "judge" or "side"
     session: str | None
 
     def texts(self) -> list[str]:
@@ -134,6 +139,14 @@ def _session_of(body: dict[str, Any]) -> str | None:
 
 
 def classify(body: dict[str, Any]) -> str:
+    system = body.get("system")
+    system_text = (
+        system
+        if isinstance(system, str)
+        else "\n".join(b.get("text", "") for b in system or [] if isinstance(b, dict))
+    )
+    if JUDGE_MARKER in system_text:
+        return "judge"
     messages = body.get("messages") or []
     if messages:
         last = "\n".join(_texts_of(messages[-1].get("content"))).lower()
@@ -152,6 +165,7 @@ class StandIn:
     port: int = 0
     requests: list[Request] = field(default_factory=list)
     summary: str = THIN_SUMMARY
+    judge_answer: str = "Unsure.\nSAME"
     _scripts: dict[str | None, deque[Reply]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _server: ThreadingHTTPServer | None = None
@@ -224,6 +238,8 @@ class StandIn:
             return Reply([text(self.summary)])
         if kind == "main":
             return self._next_reply(session)
+        if kind == "judge":
+            return Reply([text(self.judge_answer)], input_tokens=321, output_tokens=7)
         return Reply([text("OK.")], input_tokens=10, output_tokens=2)
 
 

@@ -15,11 +15,18 @@ const CONVERSATION = [
 
 function engine(
   on: any,
-  opts: { percent: number; verdict?: string; configExit?: number; compactSkip?: boolean },
+  opts: {
+    percent: number
+    verdict?: string
+    config?: string
+    configExit?: number
+    compactSkip?: boolean
+    model?: (e: any) => any
+  },
 ) {
   const runs: Run[] = []
   const sent: number[] = []
-  const seen = { aborted: [] as string[], compacted: 0, submitted: [] as string[] }
+  const seen = { aborted: [] as string[], compacted: 0, submitted: [] as string[], asked: [] as any[] }
   const steps: Step[] = []
   on('session.usage', () => ({
     value: { startedAt: 0, context: { tokens: opts.percent * 2000, window: 200000, percent: opts.percent }, rateLimits: [] },
@@ -29,7 +36,7 @@ function engine(
     const argv: string[] = e.argv ?? e[0] ?? []
     runs.push({ argv, stdin: e.init?.stdin ?? e.stdin })
     if (argv.includes('config')) {
-      return { value: { exitCode: opts.configExit ?? 0, stdout: '{"enabled": true, "floor": 35}', stderr: '', isStdoutTruncated: false, isStderrTruncated: false } }
+      return { value: { exitCode: opts.configExit ?? 0, stdout: opts.config ?? '{"enabled": true, "floor": 35}', stderr: '', isStdoutTruncated: false, isStderrTruncated: false } }
     }
     return { value: { exitCode: 0, stdout: opts.verdict ?? '{"decision": "SAME", "reason": "inside"}', stderr: '', isStdoutTruncated: false, isStderrTruncated: false } }
   })
@@ -46,6 +53,12 @@ function engine(
     return { text: e.text }
   })
   on('ui.toast', () => ({ value: undefined }))
+  on('session.model', () => ({ value: 'claude-sonnet-5' }))
+  on('session.id', () => ({ value: 'sess-1' }))
+  on('model.complete', (_: unknown, e: any) => {
+    seen.asked.push(e)
+    return opts.model ? opts.model(e) : { value: { isAnswered: true, text: 'Inside.\nSAME', usage: { input_tokens: 900, output_tokens: 12 } } }
+  })
   on('turn.step', async function* (_: unknown, e: any) {
     sent.push(e.index)
     const step = steps.shift() ?? { answer: '', toolUses: [] }
@@ -146,4 +159,58 @@ test('a compaction the engine skips is not followed by Continue.', async ($, on)
   expect(eng.seen.aborted).toEqual(['t6'])
   expect(eng.seen.compacted).toBe(1)
   expect(eng.seen.submitted).toEqual([])
+})
+
+const UNSURE = '{"decision": "SAME", "reason": "inside", "unsure": true, "system": "You judge.", "prompt": "## The step to judge"}'
+
+test('an unsure step is put to the session model once; its NEXT ends the turn; the cost is counted', async ($, on) => {
+  const eng = engine(on, {
+    percent: 45,
+    verdict: UNSURE,
+    model: () => ({ value: { isAnswered: true, text: 'It moves on.\nNEXT', usage: { input_tokens: 1200, output_tokens: 9 } } }),
+  })
+  eng.steps.push({ answer: 'Now the docs.', toolUses: [bash] })
+  await step($, 't7', 1)
+  const judged = eng.runs.filter(r => r.argv.includes('step'))
+  expect(judged[0].argv).toContain('--prompt')
+  expect(eng.seen.asked.length).toBe(1)
+  expect(eng.seen.asked[0].model).toBe('claude-sonnet-5')
+  expect(eng.seen.asked[0].system).toBe('You judge.')
+  expect(eng.seen.asked[0].prompt).toBe('## The step to judge')
+  expect(typeof eng.seen.asked[0].timeoutMs).toBe('number')
+  const spent = eng.runs.filter(r => r.argv.includes('spend'))
+  expect(spent.length).toBe(1)
+  expect(spent[0].argv.slice(1)).toEqual(['judge', 'spend', '--session', 'sess-1', '--input-tokens', '1200', '--output-tokens', '9'])
+  await step($, 't7', 2)
+  expect(eng.seen.aborted).toEqual(['t7'])
+})
+
+test('a model that fails or answers unclearly is SAME, and the failed call is counted', async ($, on) => {
+  const eng = engine(on, { percent: 45, verdict: UNSURE, model: () => ({ value: { isAnswered: false, reason: 'api-error' } }) })
+  eng.steps.push({ answer: 'Now the docs.', toolUses: [bash] }, { answer: 'More docs.', toolUses: [bash] })
+  await step($, 't8', 1)
+  await step($, 't8', 2)
+  expect(eng.seen.asked.length).toBe(2)
+  expect(eng.seen.aborted).toEqual([])
+  const spent = eng.runs.filter(r => r.argv.includes('spend'))
+  expect(spent.length).toBe(2)
+  expect(spent[0].argv).toContain('--failed')
+})
+
+test('a sure SAME, or session_model=false, asks no model', async ($, on) => {
+  const sure = engine(on, { percent: 45 })
+  sure.steps.push({ answer: 'Reading.', toolUses: [bash] })
+  await step($, 't9', 1)
+  expect(sure.seen.asked.length).toBe(0)
+})
+
+test('session_model=false: the step is judged without --prompt and no model is asked', async ($, on) => {
+  const eng = engine(on, { percent: 45, verdict: UNSURE, config: '{"enabled": true, "floor": 35, "session_model": false}' })
+  eng.steps.push({ answer: 'Now the docs.', toolUses: [bash] })
+  await step($, 't10', 1)
+  const judged = eng.runs.filter(r => r.argv.includes('step'))
+  expect(judged.length).toBe(1)
+  expect(judged[0].argv).not.toContain('--prompt')
+  expect(eng.seen.asked.length).toBe(0)
+  expect(eng.seen.aborted).toEqual([])
 })

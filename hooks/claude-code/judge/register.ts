@@ -13,7 +13,13 @@
  *   3. past it, `gitledger judge step` gets the conversation ($.session.messages(): what was said
  *      and the names and inputs of the calls; tool results travel only as their count, never
  *      their text) and the step, and answers NEXT or SAME;
- *   4. on NEXT, once the step's tools have run, the turn ends before its next request goes out
+ *   4. a SAME the rules are unsure of (about one step in seven) is put to the session's own model
+ *      ($.model.complete: no API key, no setup), with the prompt `gitledger judge step --prompt`
+ *      builds (what the person asked, the assistant's latest messages, what its calls touched,
+ *      the step; never tool output): at most one call a step, a timeout, SAME on any failure or
+ *      unclear answer. Each call's tokens are counted (`gitledger judge spend`, shown by
+ *      `gitledger judge status`); `gitledger judge config session_model=false` turns it off;
+ *   5. on NEXT, once the step's tools have run, the turn ends before its next request goes out
  *      ($.turn.abort), and when it has ended Claude Code's own compaction runs
  *      ($.session.compact(): the call /compact makes, which fires the PreCompact hook that saves
  *      the fuse snapshot) and the work carries on with "Continue." ($.prompt.submit), as a person
@@ -27,8 +33,12 @@ import type { Register } from 'claude-code'
 const DEFAULT_FLOOR = 35
 const CONTINUE = 'Continue.'
 const TIMEOUT_MS = 20_000
+// The session's model, asked about an unsure step: a short answer, soon, or SAME.
+const MODEL_TIMEOUT_MS = 15_000
+const MODEL_TOKENS = 300
 
-type Settings = { enabled: boolean; floor: number }
+type Settings = { enabled: boolean; floor: number; sessionModel: boolean }
+type Asked = { next: boolean; failed: boolean; input: number; output: number; reason: string }
 type Pending = { turnId: string; percent: number; reason: string }
 type Said = {
   role: string
@@ -59,7 +69,7 @@ let pending: Pending | undefined
 /** The judge's settings, read once a session: `gitledger judge config --json`. */
 async function load($: any): Promise<Settings> {
   if (settings !== undefined) return settings
-  settings = { enabled: true, floor: DEFAULT_FLOOR }
+  settings = { enabled: true, floor: DEFAULT_FLOOR, sessionModel: true }
   try {
     const run = await $.process.run([...cli($), 'judge', 'config', '--json'], {
       timeoutMs: TIMEOUT_MS,
@@ -69,12 +79,70 @@ async function load($: any): Promise<Settings> {
       settings = {
         enabled: data.enabled !== false,
         floor: typeof data.floor === 'number' ? data.floor : DEFAULT_FLOOR,
+        sessionModel: data.session_model !== false,
       }
     }
   } catch {
     // No ledger yet, or no gitledger: the defaults stand.
   }
   return settings
+}
+
+/** The model's verdict is its last line, NEXT or SAME; anything else counts as SAME. */
+function saysNext(answer: string): boolean {
+  const lines = answer.trim().split('\n').filter(line => line.trim() !== '')
+  const last = (lines[lines.length - 1] ?? '').replace(/[^A-Za-z]/g, '').toUpperCase()
+  return last === 'NEXT' || last === 'VERDICTNEXT'
+}
+
+/** One call to the session's own model about an unsure step. Never throws. */
+async function askModel($: any, system: string, prompt: string): Promise<Asked> {
+  let answer: any
+  try {
+    const model = await $.session.model()
+    answer = await $.model.complete({
+      model,
+      system,
+      prompt,
+      maxTokens: MODEL_TOKENS,
+      timeoutMs: MODEL_TIMEOUT_MS,
+    })
+  } catch (error) {
+    return { next: false, failed: true, input: 0, output: 0, reason: String(error) }
+  }
+  const usage = answer?.usage ?? {}
+  const input =
+    (usage.input_tokens ?? 0) + (usage.cache_read_input_tokens ?? 0) + (usage.cache_creation_input_tokens ?? 0)
+  const output = usage.output_tokens ?? 0
+  if (answer?.isAnswered !== true || typeof answer.text !== 'string') {
+    return { next: false, failed: true, input, output, reason: String(answer?.reason ?? 'no answer') }
+  }
+  const next = saysNext(answer.text)
+  return { next, failed: false, input, output, reason: answer.text.trim().split('\n')[0] ?? '' }
+}
+
+/** Count what the call cost in the session's judge state; a failure to count changes nothing. */
+async function spend($: any, asked: Asked): Promise<void> {
+  try {
+    const session = await $.session.id()
+    await $.process.run(
+      [
+        ...cli($),
+        'judge',
+        'spend',
+        '--session',
+        String(session),
+        '--input-tokens',
+        String(asked.input),
+        '--output-tokens',
+        String(asked.output),
+        ...(asked.failed ? ['--failed'] : []),
+      ],
+      { timeoutMs: TIMEOUT_MS },
+    )
+  } catch {
+    // Counting is best effort: the step's verdict stands.
+  }
 }
 
 export const register: Register = on => {
@@ -103,13 +171,21 @@ export const register: Register = on => {
         first_in_turn: false,
       }
       const run = await $.process.run(
-        [...cli($), 'judge', 'step', '--json', '--floor', String(s.floor)],
+        [...cli($), 'judge', 'step', '--json', '--floor', String(s.floor), ...(s.sessionModel ? ['--prompt'] : [])],
         { stdin: JSON.stringify(payload), timeoutMs: TIMEOUT_MS },
       )
       if (run.exitCode !== 0) return result
       const verdict = JSON.parse(run.stdout)
-      if (verdict.decision === 'NEXT') {
-        pending = { turnId: e.turnId, percent: Math.round(percent), reason: String(verdict.reason) }
+      let moves = verdict.decision === 'NEXT'
+      let reason = String(verdict.reason)
+      if (!moves && s.sessionModel && verdict.unsure === true && typeof verdict.prompt === 'string') {
+        const asked = await askModel($, String(verdict.system ?? ''), verdict.prompt)
+        await spend($, asked)
+        moves = asked.next
+        reason = `the session's model: ${asked.reason}`
+      }
+      if (moves) {
+        pending = { turnId: e.turnId, percent: Math.round(percent), reason }
         try {
           $.ui.toast(`gitledger: context at ${pending.percent}%, compacting before the next piece`)
         } catch {

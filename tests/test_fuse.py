@@ -286,6 +286,46 @@ def test_an_approved_plan_is_a_spec_and_a_rejected_one_is_not(session: Session) 
     assert spec.constraints == ["Keep all existing metadata."]
 
 
+def test_the_persons_answers_and_refusal_reasons_are_kept_in_their_words(
+    session: Session,
+) -> None:
+    session.user("Add sharing.")
+    answer = (
+        'User has answered your questions: "How visible should a shared link be?"="Unlisted '
+        'only (MVP)", "Which formats?"="Also .tgz". You can now continue with the user\'s answers '
+        "in mind."
+    )
+    session.call("AskUserQuestion", {"questions": []}, answer)
+    refusal = (
+        "The user doesn't want to proceed with this tool use. The tool use was rejected. The "
+        "user provided the following reason for the rejection:  keep the module name, change "
+        "the script entry instead"
+    )
+    session.call("Edit", {"file_path": "/home/dev/app/cli.py"}, refusal, True)
+    snap = session.snapshot()
+    assert (
+        snap.answers[0] == "Asked How visible should a shared link be? Answer: Unlisted only (MVP)"
+    )
+    assert snap.answers[1] == "Asked Which formats? Answer: Also .tgz"
+    assert "keep the module name, change the script entry instead" in snap.answers[2]
+    text = fuse.render(snap, 2_000)
+    assert "Unlisted only (MVP)" in text and "keep the module name" in text
+
+
+def test_the_last_text_of_each_turn_is_kept_as_its_report(session: Session) -> None:
+    session.user("Fix the flaky export test.")
+    session.say("Let me look.")
+    session.say(
+        "Fixed: the export test raced the writer thread; it now joins the thread first. "
+        "All 1309 tests pass and the fix is committed as 105b2f8."
+    )
+    session.user("Now the docs.")
+    session.say("Working on it; a question first?")
+    snap = session.snapshot()
+    assert len(snap.outcomes) == 1 and "105b2f8" in snap.outcomes[0]
+    assert "105b2f8" in fuse.render(snap, 2_000)
+
+
 def test_a_task_the_session_claimed_is_its_linked_task(session: Session) -> None:
     session.user("Go.")
     session.call("Bash", {"command": "gitledger task claim 4f2a9c1d"})
@@ -382,7 +422,7 @@ def rich_snapshot(goal: str = "Ship the CSV export for invoices") -> Snapshot:
 @pytest.mark.parametrize("budget", [*range(300, 600, 50), *range(600, 9_501, 100)])
 def test_budget_is_never_exceeded_and_the_goal_always_kept(budget: int) -> None:
     text = fuse.render(rich_snapshot(), budget)
-    assert len(text.encode("utf-8")) <= budget
+    assert len(text.encode("utf-8")) + 1 <= budget  # with its newline
     goal_line = next(line for line in text.splitlines() if line.startswith("GOAL: "))
     assert "CSV export" in goal_line
     assert text.splitlines()[-1].startswith(("Left out:", "Nothing left out"))
@@ -394,7 +434,7 @@ def test_budget_holds_for_every_corpus_session() -> None:
         snap = fuse.snapshot_file(path, session=path.stem[:40])
         for budget in (600, 1_000, 2_000, 6_000, 9_500):
             text = fuse.render(snap, budget)
-            assert len(text.encode()) <= budget, (path.name, budget)
+            assert len(text.encode()) + 1 <= budget, (path.name, budget)
             assert any(line.startswith("GOAL: ") for line in text.splitlines())
 
 
@@ -416,7 +456,7 @@ def test_any_text_fits_the_budget_and_stays_fenced(
         files_edited=items[:10],
     )
     text = fuse.render(snap, budget)
-    assert len(text.encode("utf-8")) <= budget
+    assert len(text.encode("utf-8")) + 1 <= budget
     assert_fenced(text)
 
 

@@ -13,6 +13,9 @@ from ..text import cut
 from ..transcripts import Event, ReadStats, read_events
 from .condense import _TAG_RE, _norm, _sentences, clean
 from .rules import (
+    _ANSWER_PAIR_RE,
+    _ANSWERS_RE,
+    _ASK_TOOLS,
     _BD_CHILD_RE,
     _BD_CLOSE_RE,
     _BD_LIST_RE,
@@ -31,10 +34,12 @@ from .rules import (
     _PATCH_FILE_RE,
     _PLAN_ITEM_RE,
     _REASON_RE,
+    _REJECT_REASON_RE,
     _SHELL_TOOLS,
     _SPEC_COMMAND_RE,
     _SPEC_FILE_RE,
     _TRIVIAL_TOOL_ERRORS,
+    MIN_OUTCOME,
     _call_summary,
     _command_head,
     _first_error_line,
@@ -47,14 +52,17 @@ from .rules import (
 )
 from .snapshot import (
     ITEM_CHARS,
+    KEEP_ANSWERS,
     KEEP_CONSTRAINTS,
     KEEP_DECISIONS,
     KEEP_FILES,
+    KEEP_OUTCOMES,
     KEEP_PITFALLS,
     KEEP_REQUESTS,
     KEEP_SPECS,
     KEEP_SUBAGENTS,
     MAX_CONSTRAINT_SOURCE,
+    OUTCOME_CHARS,
     OpenItem,
     Snapshot,
     Spec,
@@ -108,6 +116,9 @@ class Extractor:
             KEEP_PITFALLS, previous.pitfalls if previous else (), keyfn=_pitfall_key
         )
         self.requests: deque[str] = deque(maxlen=KEEP_REQUESTS)
+        self.outcomes = _Recent(KEEP_OUTCOMES, previous.outcomes if previous else ())
+        self.answers = _Recent(KEEP_ANSWERS, previous.answers if previous else ())
+        self.turn_text = ""  # the assistant's latest text in the turn under way
         # keyed, so re-reading a transcript after a save does not repeat a result
         self.subagents: OrderedDict[str, SubagentResult] = OrderedDict(
             (_norm(r.agent + " " + r.text)[:300], r)
@@ -180,6 +191,7 @@ class Extractor:
                 self.command_prompt = clean(event.text)[:300]
             return
         flat = clean(text)
+        self._end_turn()
         if self.requests and _norm(self.requests[-1]) == _norm(flat):
             return  # a queued prompt and the user record that delivers it
         self.requests.append(flat[:ITEM_CHARS])
@@ -202,9 +214,17 @@ class Extractor:
             if _CONSTRAINT_RE.search(sentence) and not sentence.endswith("?"):
                 self.constraints.add(clean(sentence)[:400])
 
+    def _end_turn(self) -> None:
+        """The assistant's last text before the person speaks again is its report of the turn:
+        what it did, found and decided, in its own summary."""
+        text, self.turn_text = self.turn_text, ""
+        if len(text) >= MIN_OUTCOME and not text.rstrip().endswith("?"):
+            self.outcomes.add(text)
+
     def _assistant(self, event: Event) -> None:
         if event.text.strip():
             self.left_off = clean(event.text)[:ITEM_CHARS]
+            self.turn_text = clean(event.text)[:OUTCOME_CHARS]
             if len(event.text) >= 150 and len(_PLAN_ITEM_RE.findall(event.text)) >= 3:
                 self.plan = clean(event.text)[:ITEM_CHARS]
             for sentence in _sentences(event.text):
@@ -327,6 +347,19 @@ class Extractor:
             subject = str(data.get("subject") or task.get("subject") or "")
             self.tasks[task_id] = OpenItem(text=clean(subject)[:400], status="pending", id=task_id)
             return
+        answers = _ANSWERS_RE.search(event.text) if name in _ASK_TOOLS or not name else None
+        if answers:
+            for question, answer in _ANSWER_PAIR_RE.findall(answers.group(1)):
+                self.answers.add(
+                    f"Asked {clean(question)[:300]} Answer: {clean(answer)[:400]}", key=question
+                )
+            return
+        reason = _REJECT_REASON_RE.search(event.text)
+        if reason and clean(reason.group(1)):
+            # the person's own words on why a step was refused: a rule for the rest of the work
+            self.answers.add(
+                f"On {cut(_call_summary(name, data), 72)}: {clean(reason.group(1))[:600]}"
+            )
         if event.is_error:
             text = event.text
             if any(marker in text for marker in _TRIVIAL_TOOL_ERRORS):
@@ -442,6 +475,8 @@ class Extractor:
 
     def finish(self, stats: ReadStats | None = None) -> Snapshot:
         snap = self.snap
+        snap.outcomes = self.outcomes.values()
+        snap.answers = self.answers.values()
         snap.source = self.source
         command_goal = self.first_command
         if command_goal and self.command_prompt:

@@ -172,12 +172,28 @@ def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_
         _Section("open", "OPEN ITEMS:", "OPEN:", items, 4, "open"),
         *_spec_sections(snap),
         _Section(
+            "answers",
+            "THE PERSON'S ANSWERS AND CHOICES:",
+            "ANSWERED:",
+            [_item(a) for a in reversed(snap.answers)],
+            3,
+            "answers",
+        ),
+        _Section(
             "constraints",
             "CONSTRAINTS:",
             "RULES:",
             [_item(c) for c in reversed(snap.constraints)],
             4,
             "constraints",
+        ),
+        _Section(
+            "outcomes",
+            "REPORTED AT THE END OF A TURN (newest first):",
+            "REPORTED:",
+            [_prose(o, _AGENT_CHATTER_RE) for o in reversed(snap.outcomes)],
+            3,
+            "reports",
         ),
         _Section(
             "decisions",
@@ -191,8 +207,8 @@ def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_
             "pitfalls",
             "PITFALLS:",
             "FAILED:",
-            [_action(p) for p in reversed(snap.pitfalls)],
-            2,
+            [_action(p) for p in reversed(snap.pitfalls)][:3],
+            1,
             "pitfalls",
         ),
         _Section("subagents", "SUB-AGENT RESULTS:", "AGENTS:", agents, 2, "agent results"),
@@ -284,9 +300,10 @@ def render(
     task_lines: list[str] | None = None,
     hints: list[str] | None = None,
 ) -> str:
-    """The snapshot as text in at most ``budget`` UTF-8 bytes (see the module docstring)."""
+    """The snapshot as text in at most ``budget`` UTF-8 bytes with the newline a caller prints
+    after it (see the package docstring)."""
     check_budget(budget)
-    return _Packer(snap, budget, trigger, task_lines, hints or []).pack()
+    return _Packer(snap, budget - 1, trigger, task_lines, hints or []).pack()
 
 
 class _Packer:

@@ -134,6 +134,16 @@ _EDIT_TOOLS = tool_names("edit")  # every agent's, from the registry
 _SHELL_TOOLS = tool_names("shell")
 _OPEN_STATUSES = {"pending", "in_progress", "in-progress", "open", "active", "blocked", "todo"}
 
+# The harness's words around the person's answers (AskUserQuestion) and refusals.
+_ASK_TOOLS = {"AskUserQuestion", "ask_user", "AskUser"}
+_ANSWERS_RE = re.compile(r"User has answered your questions?:\s*(.+)", re.S)
+_ANSWER_PAIR_RE = re.compile(r'"((?:[^"\\]|\\.){3,600}?)"\s*=\s*"((?:[^"\\]|\\.){1,800}?)"')
+_REJECT_REASON_RE = re.compile(
+    r"(?:reason for the rejection|the user said):\s*(.+?)\s*(?:$|\n\n|STOP what you are doing)",
+    re.S | re.I,
+)
+MIN_OUTCOME = 80  # shorter end-of-turn texts are acknowledgements, not reports
+
 
 def request_text(event: Event) -> str | None:
     """The request a user event makes, or None when the harness wrote it (meta, command output)."""

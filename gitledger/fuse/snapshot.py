@@ -19,6 +19,9 @@ KEEP_DECISIONS = 20
 KEEP_PITFALLS = 10
 KEEP_SUBAGENTS = 8
 KEEP_REQUESTS = 3
+KEEP_OUTCOMES = 6  # the assistant's end-of-turn reports, newest last
+KEEP_ANSWERS = 10  # the person's answers to the agent's questions and to its plans
+OUTCOME_CHARS = 2_000  # an end-of-turn report is often a list of what was done and found
 KEEP_FILES = 60
 KEEP_SPECS = 4
 ITEM_CHARS = 1_200  # one stored item at most
@@ -65,6 +68,10 @@ class Snapshot:
     pitfalls: list[str] = field(default_factory=list)
     subagent_results: list[SubagentResult] = field(default_factory=list)
     recent_requests: list[str] = field(default_factory=list)
+    # what the assistant reported at the end of each turn (done, found, decided), newest last
+    outcomes: list[str] = field(default_factory=list)
+    # the person's answers to the agent's questions, and the reasons given for rejecting a step
+    answers: list[str] = field(default_factory=list)
     left_off: str = ""
     plan: str = ""  # the latest list of steps the assistant wrote (the plan it was following)
     last_action: str = ""

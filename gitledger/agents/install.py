@@ -57,6 +57,7 @@ def wanted_hooks(agent_name: str, *, sync: str | None = None) -> list[HookSpec]:
     agent = get(agent_name)
     specs = [
         HookSpec("save", hook_command("save"), 60),
+        HookSpec("summary", hook_command("summary"), 30),
         HookSpec("restore", hook_command("restore"), 30),
     ]
     prime = ["prime", "--hook"] + (["--sync", sync] if sync else [])

@@ -48,7 +48,11 @@ MAX_SETTINGS_BYTES = 8 << 20
 HOOK_MARK = "gitledger fuse"  # what every fuse hook command contains (tests look for it)
 
 # The commands gitledger installs as hooks, as (words after "gitledger", the role's name).
-FUSE_COMMANDS = {"save": ("fuse", "save"), "restore": ("fuse", "restore")}
+FUSE_COMMANDS = {
+    "save": ("fuse", "save"),
+    "summary": ("fuse", "summary"),
+    "restore": ("fuse", "restore"),
+}
 KNOWN_COMMANDS: tuple[tuple[str, ...], ...] = (
     ("fuse", "save"),
     ("fuse", "restore"),
@@ -370,8 +374,10 @@ class HookSpec:
 
 
 def fuse_hooks() -> list[HookSpec]:
+    """The fuse's hooks; an agent without a role's event (PostCompact) gets none for it."""
     return [
         HookSpec("save", hook_command("save"), 60),
+        HookSpec("summary", hook_command("summary"), 30),
         HookSpec("restore", hook_command("restore"), 30),
     ]
 

@@ -173,6 +173,71 @@ def _save_hook(
         )
     if as_json:
         emit(json.dumps(saved.to_dict(), ensure_ascii=False, indent=2, default=str), "fuse save")
+    elif payload.get("hook_event_name") == "PreCompact" and saved.snapshot.source == "claude_code":
+        # Claude Code appends a PreCompact hook's stdout to the prompt that asks for its summary
+        emit(fuse.steer(saved.snapshot), "fuse save")
+
+
+@fuse_group.command("summary")
+@click.option("--session", help="Session id (default: the hook payload's session_id).")
+@click.option(
+    "--summary-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The summary the agent wrote (default: the payload's compact_summary).",
+)
+@click.option(
+    "--hook", is_flag=True, help="Read the hook payload on stdin and never fail the agent."
+)
+@json_option
+@click.pass_context
+def summary_cmd(
+    ctx: click.Context,
+    session: str | None,
+    summary_file: Path | None,
+    hook: bool,
+    as_json: bool,
+) -> None:
+    """Record the summary the agent wrote at a compaction (the PostCompact hook).
+
+    The summary is committed beside the snapshot saved before the compaction, and the next
+    restore puts back only what it does not already say. As a hook it reads {session_id,
+    compact_summary, trigger} on stdin; by hand: --session ID --summary-file PATH.
+    """
+    from .. import fuse
+    from ..errors import InvalidInput, NotFound
+    from ..hooks import never_fail, text_field
+
+    if hook or summary_file is None:
+        with never_fail("fuse summary", "nothing recorded"):
+            payload = _payload(True)
+            session = session or text_field(payload, "session_id")
+            summary = payload.get("compact_summary")
+            if not session or not isinstance(summary, str) or not summary.strip():
+                _hook_note("summary", "no session_id or compact_summary; nothing recorded")
+                return
+            fuse.check_session(session)
+            ledger = _hook_ledger(ctx, payload.get("cwd"))
+            trigger = text_field(payload, "trigger", limit=40) or "auto"
+            fuse.record_summary(ledger, session, summary, trigger=trigger, actor=actor_of(ctx))
+        return
+    with errors(as_json):
+        if not session:
+            raise InvalidInput("Name the session: --session ID.")
+        fuse.check_session(session)
+        try:
+            summary = summary_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"Cannot read {summary_file} ({exc}); nothing recorded.") from exc
+        ledger = open_ledger(ctx)
+        saved = fuse.record_summary(ledger, session, summary, actor=actor_of(ctx))
+        if saved is None:
+            raise NotFound(
+                f"No fuse snapshot for session {session} (or an empty summary); nothing recorded."
+            )
+    if as_json:
+        print_json({"session": session, "commit": saved.commit, "bytes": len(summary.encode())})
+    else:
+        click.echo(f"Recorded the summary on {saved.commit[:12]} (refs/gitledger/fuse/{session}).")
 
 
 @fuse_group.command("restore")

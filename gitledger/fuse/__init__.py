@@ -28,6 +28,10 @@ One module per step:
   ``refs/gitledger/fuse/<session>`` holding ``snapshot.json``, ``restore.md`` (the rendering at the
   default budget), ``trigger`` and ``delta.json`` (what changed since the previous save), so
   ``git log -p`` on that ref reviews a session's compactions.
+- ``steer(snapshot)`` (PreCompact's output, which Claude Code appends to its summary prompt):
+  what the summary must keep, quoted from the conversation as data, never from tool output.
+  ``record_summary()`` (PostCompact) commits the summary the agent wrote beside the snapshot, and
+  the next restore renders the complement: only what that summary does not already say.
 - ``hook``: what the hooks read and print; ``demo``: the offline demo.
 
 The agent-settings editing (``setup_plan()`` / ``apply_setup()``) lives in
@@ -48,11 +52,11 @@ from ..agents.settings import (
     setup_plan,
 )
 from ..text import cut
-from .condense import clean, condense, shorten, shorten_path
+from .condense import clean, condense, defang, shorten, shorten_path
 from .demo import DEMO_BUDGETS, run_demo
 from .extract import Extractor, extract, snapshot_file
 from .hook import read_hook_payload, session_start_output
-from .render import SMALL_BUDGET, check_budget, render
+from .render import SMALL_BUDGET, STEER_BUDGET, check_budget, render, steer
 from .rules import request_text
 from .snapshot import (
     DEFAULT_BUDGET,
@@ -74,6 +78,7 @@ from .store import (
     link,
     load,
     memory_hints,
+    record_summary,
     remember_snapshot,
     restore_text,
     save,
@@ -91,6 +96,7 @@ __all__ = [
     "MAX_BUDGET",
     "MIN_BUDGET",
     "SMALL_BUDGET",
+    "STEER_BUDGET",
     "Extractor",
     "OpenItem",
     "SavedSnapshot",
@@ -105,6 +111,7 @@ __all__ = [
     "clean",
     "condense",
     "cut",
+    "defang",
     "delta",
     "extract",
     "fuse_ref",
@@ -115,6 +122,7 @@ __all__ = [
     "memory_hints",
     "merge_settings",
     "read_hook_payload",
+    "record_summary",
     "remember_snapshot",
     "render",
     "replace_settings_file",
@@ -130,5 +138,6 @@ __all__ = [
     "shorten_path",
     "snapshot_facts",
     "snapshot_file",
+    "steer",
     "task_lines",
 ]

@@ -24,6 +24,18 @@ def clean(text: str) -> str:
     return text.replace("~~~", "~ ~ ~").replace("```", "` ` `")
 
 
+_HEADING_LIKE_RE = re.compile(r"\b([A-Z])([A-Z][A-Z0-9 ()/-]*[A-Z0-9)])(?=:)")
+
+
+def defang(text: str) -> str:
+    """``text`` as an item inside a rendered section, in exactly as many bytes: nothing in it
+    reads as a fence (``~~~``, three backquotes), as the separator of a one-line section
+    (``|``) or as a section heading (``RULES:``, ``OPEN ITEMS:``, written ``Rules:``). Applied
+    after shortening too, since dropping words can join what ``clean`` kept apart."""
+    text = text.replace("~~~", "~-~").replace("```", "`'`").replace("|", "/")
+    return _HEADING_LIKE_RE.sub(lambda m: m.group(1) + m.group(2).lower(), text)
+
+
 _FILLER_WORDS_RE = re.compile(
     r"(?<![\w/.`'-])(a|an|the|that|which|is|are|was|were|been|being|just|really|very|also|"
     r"please|so|then|now|there|here|some|its|it|this|these|those|of|looks good|ok|okay)"

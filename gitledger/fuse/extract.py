@@ -23,8 +23,11 @@ from .rules import (
     _BD_SHOW_RE,
     _BD_SYMBOL_STATUS,
     _BD_UPDATE_RE,
+    _CHECK_COMMAND_RE,
     _CLAIM_RE,
+    _COMMIT_OUT_RE,
     _CONSTRAINT_RE,
+    _COUNT_RE,
     _DECISION_RE,
     _EDIT_TOOLS,
     _FAILURE_RE,
@@ -41,6 +44,7 @@ from .rules import (
     _TRIVIAL_TOOL_ERRORS,
     MIN_OUTCOME,
     _call_summary,
+    _check_key,
     _command_head,
     _first_error_line,
     _goal_from_summary,
@@ -53,6 +57,7 @@ from .rules import (
 from .snapshot import (
     ITEM_CHARS,
     KEEP_ANSWERS,
+    KEEP_CHECKS,
     KEEP_CONSTRAINTS,
     KEEP_DECISIONS,
     KEEP_FILES,
@@ -119,6 +124,7 @@ class Extractor:
         self.outcomes = _Recent(KEEP_OUTCOMES, previous.outcomes if previous else ())
         self.answers = _Recent(KEEP_ANSWERS, previous.answers if previous else ())
         self.turn_text = ""  # the assistant's latest text in the turn under way
+        self.checks = _Recent(KEEP_CHECKS, previous.checks if previous else ())
         # keyed, so re-reading a transcript after a save does not repeat a result
         self.subagents: OrderedDict[str, SubagentResult] = OrderedDict(
             (_norm(r.agent + " " + r.text)[:300], r)
@@ -360,6 +366,8 @@ class Extractor:
             self.answers.add(
                 f"On {cut(_call_summary(name, data), 72)}: {clean(reason.group(1))[:600]}"
             )
+        if name in _SHELL_TOOLS:
+            self._checks(data, event.text, event.is_error)
         if event.is_error:
             text = event.text
             if any(marker in text for marker in _TRIVIAL_TOOL_ERRORS):
@@ -414,6 +422,25 @@ class Extractor:
                     self.specs[ref] = spec
                     while len(self.specs) > KEEP_SPECS:
                         self.specs.popitem(last=False)
+
+    def _checks(self, data: dict[str, Any], output: str, failed: bool) -> None:
+        """The runs that verify the work (tests, linters, type checks, builds) with the count
+        they reported, and the commits made: what a resuming agent re-runs and builds on."""
+        command = data.get("command") or data.get("cmd")
+        if isinstance(command, list):
+            command = " ".join(str(c) for c in command)
+        if not isinstance(command, str):
+            return
+        first = clean(command.strip().splitlines()[0] if command.strip() else "")
+        for branch, sha, subject in _COMMIT_OUT_RE.findall(output[:4_000]):
+            self.checks.add(f"Committed {sha} on {branch}: {clean(subject)[:200]}", key=sha)
+        if not _CHECK_COMMAND_RE.search(first):
+            return
+        counts = [clean(m) for m in _COUNT_RE.findall(_TAG_RE.sub(" ", output))]
+        result = counts[-1] if counts else ("failed" if failed else "ok")
+        if failed and counts:
+            result += " (failed)"
+        self.checks.add(f"{cut(first, 160)} -> {cut(result, 120)}", key=_check_key(first))
 
     def _tracker(self, data: dict[str, Any], output: str) -> None:
         """Items of a task tracker driven from the shell (beads), as open work."""
@@ -477,6 +504,7 @@ class Extractor:
         snap = self.snap
         snap.outcomes = self.outcomes.values()
         snap.answers = self.answers.values()
+        snap.checks = self.checks.values()
         snap.source = self.source
         command_goal = self.first_command
         if command_goal and self.command_prompt:

@@ -142,6 +142,30 @@ _REJECT_REASON_RE = re.compile(
     r"(?:reason for the rejection|the user said):\s*(.+?)\s*(?:$|\n\n|STOP what you are doing)",
     re.S | re.I,
 )
+# Commands that verify the work, and what their output counts ("1309 pass", "3 failed").
+_SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "run_shell_command"})
+_CHECK_COMMAND_RE = re.compile(
+    r"\b(pytest|tox|nox|mypy|pyright|ruff|flake8|eslint|tsc|jest|vitest|mocha|rspec|phpunit|"
+    r"golangci-lint|clippy|typecheck|lint|test|tests|check|vet|build|verify|ci)\b",
+    re.I,
+)
+_COUNT_RE = re.compile(
+    r"(?:^|\s)((?:\d[\d,]*\s+(?:tests?\s+)?(?:passed|pass|passing|failed|fail|failing|errors?|"
+    r"skipped|ok)\b[^\n]{0,60}))",
+    re.I,
+)
+# git commit prints "[branch abc1234] subject"
+_COMMIT_OUT_RE = re.compile(
+    r"^\[([\w./+-]{1,80})(?: \(root-commit\))? ([0-9a-f]{7,12})\] (.+)$", re.M
+)
+
+
+def _check_key(command: str) -> str:
+    """The same check run again (other flags, another path) replaces its older result."""
+    words = [w for w in command.split() if not w.startswith(("-", "2>", ">", "&", "|"))]
+    return " ".join(words[:3])
+
+
 MIN_OUTCOME = 80  # shorter end-of-turn texts are acknowledgements, not reports
 
 

@@ -20,6 +20,7 @@ KEEP_PITFALLS = 10
 KEEP_SUBAGENTS = 8
 KEEP_REQUESTS = 3
 KEEP_OUTCOMES = 6  # the assistant's end-of-turn reports, newest last
+KEEP_CHECKS = 8  # verification runs with their counts, and commits made
 KEEP_ANSWERS = 10  # the person's answers to the agent's questions and to its plans
 OUTCOME_CHARS = 2_000  # an end-of-turn report is often a list of what was done and found
 KEEP_FILES = 60
@@ -72,6 +73,8 @@ class Snapshot:
     outcomes: list[str] = field(default_factory=list)
     # the person's answers to the agent's questions, and the reasons given for rejecting a step
     answers: list[str] = field(default_factory=list)
+    # the checks run (tests, linters, builds) with the counts they reported, and commits made
+    checks: list[str] = field(default_factory=list)
     left_off: str = ""
     plan: str = ""  # the latest list of steps the assistant wrote (the plan it was following)
     last_action: str = ""

@@ -54,6 +54,7 @@ class SavedSnapshot:
     link: str | None
     time: int
     bytes: int
+    summary: str = ""  # the summary the agent wrote at this compaction (PostCompact), if recorded
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -92,7 +93,16 @@ def delta(old: Snapshot | None, new: Snapshot) -> dict[str, Any]:
     return out
 
 
-_FILES = ("snapshot.json", "restore.md", "trigger", "delta.json", "link.json", "format")
+_FILES = (
+    "snapshot.json",
+    "restore.md",
+    "trigger",
+    "delta.json",
+    "link.json",
+    "format",
+    "summary.md",
+)
+MAX_SUMMARY_BYTES = 200_000  # a compaction summary is 5-25 KB; more is not a summary
 
 
 def _read_saved(ledger: Ledger, session: str, commit: str) -> SavedSnapshot:
@@ -128,6 +138,7 @@ def _read_saved(ledger: Ledger, session: str, commit: str) -> SavedSnapshot:
         link=link,
         time=info.time,
         bytes=len(raw or b""),
+        summary=(files.get("summary.md") or b"").decode("utf-8", errors="replace"),
     )
 
 
@@ -365,8 +376,50 @@ def restore_text(
         trigger=saved.trigger,
         task_lines=lines,
         hints=memory_hints(ledger, saved.snapshot),
+        known=saved.summary,
     )
     return text, saved
+
+
+def record_summary(
+    ledger: Ledger, session: str, summary: str, *, trigger: str = "auto", actor: str | None = None
+) -> SavedSnapshot | None:
+    """Record the summary the agent wrote at a compaction (Claude Code's PostCompact) on the
+    session's ref, beside the snapshot saved just before it: ``summary.md`` holds what the agent
+    kept, ``restore.md`` what the fuse adds to it (the complement), so ``git log -p`` on the ref
+    shows both per compaction. None when the session has no snapshot (nothing to pair it with)."""
+    refname = fuse_ref(session)
+    data = summary.encode("utf-8", errors="replace")[:MAX_SUMMARY_BYTES]
+    summary = data.decode("utf-8", errors="ignore")
+    if not summary.strip():
+        return None
+    with ledger.store.lock():
+        tip = ledger.store.tip(refname)
+        if tip is None:
+            return None
+        saved = _read_saved(ledger, session, tip)
+        files = {k: v for k, v in ledger.store.read_files(tip, _FILES).items() if v is not None}
+        text = render(saved.snapshot, DEFAULT_BUDGET, trigger=saved.trigger, known=summary)
+        files["summary.md"] = summary.encode()
+        files["restore.md"] = text.encode()
+        files["delta.json"] = json.dumps({"summary_bytes": len(summary.encode())}).encode()
+        message = (
+            f"fuse summary ({clean(trigger)[:40] or 'auto'}): the agent's summary, "
+            f"{len(summary.encode()):,} bytes, and what the fuse adds to it\n"
+        )
+        commit = ledger.store.write(refname, files, message, ledger.author(actor), [tip], tip)
+    return SavedSnapshot(
+        session=session,
+        commit=commit,
+        snapshot=saved.snapshot,
+        trigger=saved.trigger,
+        text=text,
+        delta={"summary_bytes": len(summary.encode())},
+        link=saved.link,
+        time=int(time.time()),
+        bytes=saved.bytes,
+        summary=summary,
+    )
 
 
 def memory_hints(ledger: Ledger, snap: Snapshot, k: int = 3) -> list[str]:

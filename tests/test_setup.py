@@ -476,10 +476,13 @@ def test_setup_with_sync_installs_the_sync_hooks(project: Path) -> None:
     (prime,) = [c for c in hook_commands(settings, "SessionStart") if "prime" in c]
     assert shlex.split(prime)[-4:] == ["prime", "--hook", "--sync", "origin"]
     for event in ("PostCompact", "SessionEnd"):
-        (push,) = hook_commands(settings, event)
+        (push,) = [c for c in hook_commands(settings, event) if "sync" in c]
         assert shlex.split(push)[-5:] == ["sync", "--hook", "--timeout", "10", "origin"]
-    # Dropping --sync takes the sync hooks out again, and nothing else.
+    # Dropping --sync takes the sync hooks out again, and nothing else: PostCompact keeps the
+    # fuse's summary hook.
     assert setup("--project", "--write", cwd=project).returncode == 0
     settings = json.loads((project / ".claude" / "settings.json").read_text())
-    assert "SessionEnd" not in settings["hooks"] and "PostCompact" not in settings["hooks"]
+    assert "SessionEnd" not in settings["hooks"]
+    (summary,) = hook_commands(settings, "PostCompact")
+    assert shlex.split(summary)[-3:] == ["fuse", "summary", "--hook"]
     assert all("--sync" not in c for c in hook_commands(settings, "SessionStart"))

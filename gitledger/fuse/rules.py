@@ -143,7 +143,6 @@ _REJECT_REASON_RE = re.compile(
     re.S | re.I,
 )
 # Commands that verify the work, and what their output counts ("1309 pass", "3 failed").
-_SHELL_TOOLS = frozenset({"Bash", "shell", "exec_command", "run_shell_command"})
 _CHECK_COMMAND_RE = re.compile(
     r"\b(pytest|tox|nox|mypy|pyright|ruff|flake8|eslint|tsc|jest|vitest|mocha|rspec|phpunit|"
     r"golangci-lint|clippy|typecheck|lint|test|tests|check|vet|build|verify|ci)\b",

@@ -491,13 +491,7 @@ def _fuse_restore(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
 def _fuse_save(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
     save = _optional("gitledger.fuse:save")
     assert save is not None
-    transcript = Path(a["transcript"]).expanduser()
-    try:
-        found = transcript.is_file()
-    except (OSError, ValueError):  # e.g. a name too long for the file system
-        found = False
-    if not found:
-        raise InvalidInput(f"No transcript file at {transcript}.")
+    transcript = srv.transcript(a["transcript"])
     saved = save(srv.ledger(), a["session"], transcript, trigger="mcp", actor=srv.actor)
     return {k: v for k, v in saved.to_dict().items() if k != "snapshot"}
 
@@ -753,11 +747,17 @@ class Server:
     """The ledger behind the MCP tools: opened on first use, then kept for the session."""
 
     def __init__(
-        self, path: Path | None = None, *, actor: str | None = None, agent: str | None = None
+        self,
+        path: Path | None = None,
+        *,
+        actor: str | None = None,
+        agent: str | None = None,
+        transcript_dirs: list[Path] | None = None,
     ) -> None:
         from jsonschema import Draft202012Validator
 
         self.path = path
+        self.transcript_dirs = allowed_transcript_dirs(transcript_dirs)
         self.actor = actor
         self.agent = agent or os.environ.get("GITLEDGER_AGENT") or process_agent()
         self._ledger: Ledger | None = None
@@ -784,6 +784,25 @@ class Server:
 
             self._ledger = Ledger.open(self.path, actor=self.actor, agent=self.agent)
         return self._ledger
+
+    def transcript(self, value: str) -> Path:
+        """The transcript ``fuse_save`` may read: a regular file inside an agent's transcript
+        folder (or one given with ``gitledger mcp --transcripts DIR``). Any other file a client
+        names (``/proc/self/environ``, ``/etc/passwd``) is refused: the server is not a reader of
+        files for whoever speaks to it."""
+        from .hooks import transcript_file
+
+        path = transcript_file(os.path.expanduser(value))
+        real = Path(os.path.realpath(path))
+        for folder in self.transcript_dirs:
+            top = Path(os.path.realpath(folder))
+            if top in real.parents:
+                return path
+        shown = ", ".join(str(d) for d in self.transcript_dirs) or "none"
+        raise InvalidInput(
+            f"fuse_save reads only agents' transcripts (folders: {shown}); {path} is not in one. "
+            "Start the server with 'gitledger mcp --transcripts DIR' to allow another folder."
+        )
 
     # Synchronous entry points (run on the worker thread; also usable in-process).
 
@@ -912,11 +931,11 @@ class Server:
         )
 
     async def serve_stdio(self) -> None:
-        from mcp.server.stdio import stdio_server
+        from .mcp_stdio import guarded_stdio_server
 
         server = self.build()
         try:
-            async with stdio_server() as (read_stream, write_stream):
+            async with guarded_stdio_server() as (read_stream, write_stream):
                 await server.run(read_stream, write_stream, server.create_initialization_options())
         finally:
             self._executor.shutdown(wait=False)
@@ -938,10 +957,27 @@ def process_agent() -> str:
     return f"mcp-{secrets.token_hex(3)}@{machine_name()}"
 
 
-def run(path: Path | None = None, *, actor: str | None = None, agent: str | None = None) -> None:
+def allowed_transcript_dirs(extra: list[Path] | None = None) -> list[Path]:
+    """Where ``fuse_save`` may read: every agent's transcript folders, the folders in
+    GITLEDGER_TRANSCRIPTS (separated by ':'), and ``extra``."""
+    from .agents import transcript_dirs
+
+    folders = [Path(d) for d in transcript_dirs()]
+    folders += [Path(d) for d in os.environ.get("GITLEDGER_TRANSCRIPTS", "").split(os.pathsep) if d]
+    return folders + list(extra or [])
+
+
+def run(
+    path: Path | None = None,
+    *,
+    actor: str | None = None,
+    agent: str | None = None,
+    transcript_dirs: list[Path] | None = None,
+) -> None:
     """Serve MCP over stdin/stdout until the client closes the pipe."""
     import anyio
 
     # stdout belongs to the protocol: anything logged goes to stderr.
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    anyio.run(Server(path, actor=actor, agent=agent).serve_stdio, backend="asyncio")
+    server = Server(path, actor=actor, agent=agent, transcript_dirs=transcript_dirs)
+    anyio.run(server.serve_stdio, backend="asyncio")

@@ -229,7 +229,9 @@ def test_every_tool_on_a_real_ledger(ledger: Any, tmp_path: Path) -> None:
                 await c("restore", {"source": str(remote)})
 
             if "fuse_save" in listed:
-                transcript = tmp_path / "session.jsonl"
+                # fuse_save reads only an agent's transcript folder (here Claude Code's)
+                transcript = Path.home() / ".claude" / "projects" / "p" / "session.jsonl"
+                transcript.parent.mkdir(parents=True)
                 lines = [
                     {
                         "type": "user",

@@ -37,11 +37,21 @@ __all__ = [
 
 
 @click.group("mcp", invoke_without_command=True)
+@click.option(
+    "--transcripts",
+    "transcript_dirs",
+    multiple=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="A folder whose transcripts fuse_save may read, besides the agents' own (repeatable; "
+    "env GITLEDGER_TRANSCRIPTS).",
+)
 @click.pass_context
-def mcp_group(ctx: click.Context) -> None:
+def mcp_group(ctx: click.Context, transcript_dirs: tuple[Path, ...]) -> None:
     """Run the MCP server on stdin/stdout (with no subcommand), or set agents up to use it.
 
     Agents start it themselves once it is in their configuration: see 'gitledger mcp setup'.
+    fuse_save reads only transcripts in the agents' transcript folders (~/.claude/projects,
+    CODEX_HOME/sessions, ~/.gemini/tmp) and those given with --transcripts.
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -49,7 +59,12 @@ def mcp_group(ctx: click.Context) -> None:
 
     obj = ctx.find_root().obj or {}
     path = obj.get("ledger_path")
-    run(Path(path) if path else None, actor=actor_of(ctx), agent=obj.get("agent"))
+    run(
+        Path(path) if path else None,
+        actor=actor_of(ctx),
+        agent=obj.get("agent"),
+        transcript_dirs=list(transcript_dirs),
+    )
 
 
 @mcp_group.command("tools")

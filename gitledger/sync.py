@@ -100,8 +100,10 @@ def resolve_remote(ledger: Ledger, remote: str | None) -> str:
     name = remote or DEFAULT_REMOTE
     if "\x00" in name or not name.strip():
         raise InvalidInput("A remote is a name, a URL or a path, not blank text.")
-    if not gitstore.is_local_url(name) and not name.startswith("file://"):
-        return name  # a URL (scheme://… or scp-like user@host:path)
+    if not gitstore.is_local_url(name):
+        return name  # a URL (scheme://…, or scp-like [user@]host:path, as git reads it)
+    if name.startswith("file://"):
+        return str(gitstore.local_path(name))
     url = gitstore.remote_url(ledger.store, name, ledger.project_root)
     if url is not None:
         return url

@@ -16,7 +16,7 @@ from typing import Literal
 import pygit2
 
 from ..errors import CorruptRecord, LedgerError, RemoteError, RemoteMoved, StorageError
-from .urls import redact_url
+from .urls import redact_text, redact_url
 
 Kind = Literal["corrupt", "lock", "moved", "other"]
 
@@ -128,5 +128,5 @@ def map_remote_errors(what: str, url: str) -> Iterator[None]:
     except LedgerError:
         raise
     except (pygit2.GitError, OSError, ValueError, KeyError) as exc:
-        text = strerror(exc).replace(url, redact_url(url))
+        text = redact_text(strerror(exc), url)
         raise remote_failure(what, url, text) from exc

@@ -24,25 +24,68 @@ turns them into ``StorageError`` (or a more specific subclass) with ``raise ... 
     ├── MissingTool              an optional external program is not installed (Graphviz's dot)
     └── RemoteError              a push or fetch failed (the remote refused, vanished, lied)
         └── RemoteMoved (exit 3) the remote has work this ledger lacks: run 'gitledger sync'
+
+What was refused travels with the error: ``rule`` (a gate's name, e.g. ``done-needs-evidence``,
+see ``gates.py``) and ``field`` (the field it is about), both in ``to_dict()``. A message that
+names an edit as its fix holds it as a ``Fix``, not as text, and each interface words it in its
+own terms (``worded("cli")`` says ``--decision TEXT``, ``worded("mcp")`` says
+``"decisions": [...]``; ``message`` is the Python wording, ``decisions=[...]``): see
+``edits.py``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .edits import Interface, word
+
+
+@dataclass(frozen=True)
+class Fix:
+    """An edit that would let a refused change through, kept as data so that each interface can
+    word it: ``Fix("decisions")`` is ``--decision TEXT`` on the CLI. ``value`` None stands for
+    the caller's own value; a value is shown as given (``Fix("blocker", "")``)."""
+
+    edit: str
+    value: str | int | None = None
 
 
 class LedgerError(Exception):
-    """Base of every error gitledger raises on purpose."""
+    """Base of every error gitledger raises on purpose.
+
+    ``parts``: the message, as text and ``Fix`` pieces in reading order.
+    """
 
     exit_code = 1
     kind = "error"
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    def __init__(
+        self, *parts: str | Fix, rule: str | None = None, field: str | None = None
+    ) -> None:
+        self.parts = parts
+        self.rule = rule
+        self.field = field
+        self.message = self.worded("python")
+        super().__init__(self.message)
 
-    def to_dict(self) -> dict[str, object]:
-        return {"error": self.kind, "message": self.message}
+    @property
+    def fixes(self) -> tuple[Fix, ...]:
+        return tuple(p for p in self.parts if isinstance(p, Fix))
+
+    def worded(self, interface: Interface) -> str:
+        """The message, its fixes spelled as ``interface`` (python, cli or mcp) spells them."""
+        return "".join(
+            p if isinstance(p, str) else word(p.edit, interface, p.value) for p in self.parts
+        )
+
+    def to_dict(self, interface: Interface = "python") -> dict[str, object]:
+        out: dict[str, object] = {"error": self.kind, "message": self.worded(interface)}
+        if self.rule is not None:
+            out["rule"] = self.rule
+        if self.field is not None:
+            out["field"] = self.field
+        return out
 
 
 class NoLedger(LedgerError):
@@ -85,8 +128,8 @@ class AmbiguousId(LedgerError):
         self.prefix = prefix
         self.candidates = list(candidates)
 
-    def to_dict(self) -> dict[str, object]:
-        return {**super().to_dict(), "candidates": self.candidates}
+    def to_dict(self, interface: Interface = "python") -> dict[str, object]:
+        return {**super().to_dict(interface), "candidates": self.candidates}
 
 
 class InvalidInput(LedgerError):
@@ -109,15 +152,17 @@ class VersionConflict(Conflict):
     def __init__(self, task_id: str, expected: int, actual: int) -> None:
         super().__init__(
             f"Task {task_id} is at version {actual}, not {expected}: someone else changed it. "
-            f"Read it again ('gitledger task show {task_id}') and retry with "
-            f"--expect-version {actual}."
+            f"Read it again and retry with ",
+            Fix("expect_version", actual),
+            ".",
+            field="version",
         )
         self.task_id = task_id
         self.expected = expected
         self.actual = actual
 
-    def to_dict(self) -> dict[str, object]:
-        return {**super().to_dict(), "expected": self.expected, "actual": self.actual}
+    def to_dict(self, interface: Interface = "python") -> dict[str, object]:
+        return {**super().to_dict(interface), "expected": self.expected, "actual": self.actual}
 
 
 class IdempotencyConflict(Conflict):
@@ -155,15 +200,18 @@ class BudgetTooSmall(InvalidInput):
     def __init__(self, what: str, budget: int, unit: str, minimum: int) -> None:
         super().__init__(
             f"A budget of {budget:,} {unit} cannot hold the required state of {what}; the "
-            f"smallest budget that fits is {minimum:,} {unit}. Pass --budget {minimum} or more."
+            f"smallest budget that fits is {minimum:,} {unit}. Pass ",
+            Fix("budget", minimum),
+            " or more.",
+            field="budget",
         )
         self.budget = budget
         self.unit = unit
         self.minimum = minimum
 
-    def to_dict(self) -> dict[str, object]:
+    def to_dict(self, interface: Interface = "python") -> dict[str, object]:
         return {
-            **super().to_dict(),
+            **super().to_dict(interface),
             "budget": self.budget,
             "unit": self.unit,
             "minimum": self.minimum,
@@ -176,6 +224,7 @@ class MissingTool(LedgerError):
 
 __all__ = [
     "AmbiguousId",
+    "Fix",
     "BudgetTooSmall",
     "ClaimConflict",
     "Conflict",

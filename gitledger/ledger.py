@@ -1,14 +1,8 @@
 """The task ledger: tasks as Git refs, versions as commits, and the rules that keep them honest.
 
-Every interface (CLI, MCP server, hooks, Python callers) goes through ``Ledger``; the gates live
-here and nowhere else:
-
-- changing the goal or the criteria, and cancelling, need a decision in the same update;
-- ``blocked`` needs a blocker;
-- ``done`` needs criteria, a cleared blocker, every dependency done, and evidence bound to this
-  task and to the SHA-256 of the *current* criteria (evidence logged before the criteria changed,
-  or copied from another task, does not count);
-- no self-dependency, no dependency or parent cycle, and parents and dependencies must exist.
+Every interface (CLI, MCP server, hooks, Python callers) goes through ``Ledger``, and every
+update passes the gates (``gates.py``: decisions for goal, criteria and cancel changes, a blocker
+for blocked, criteria, evidence and finished dependencies for done, no cycles).
 
 Writes hold the ledger's writer lock and move the task's ref by compare-and-swap, so concurrent
 writers are serialized and none is lost; ``expect_version`` turns a stale write into a
@@ -20,12 +14,14 @@ index for the commands that must stay fast at 100,000.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import re
 import sys
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -38,6 +34,7 @@ from .errors import (
     AmbiguousId,
     ClaimConflict,
     CorruptRecord,
+    Fix,
     GateRefused,
     IdempotencyConflict,
     InvalidInput,
@@ -49,6 +46,7 @@ from .errors import (
     VersionConflict,
     VersionNotFound,
 )
+from .gates import check_update
 from .gitstore import GitStore, RefMoved, commit_exists, git_identity, refs_stamp
 from .model import (
     ENTRY_FIELDS,
@@ -141,6 +139,58 @@ def _hook_store(location: paths.Location) -> GitStore:
         GitStore.init(location.path)
         sys.stderr.write(f"gitledger: created a ledger at {location.path.resolve()}\n")
     return GitStore(location.path, trust_config=location.trusted_config)
+
+
+@dataclass(frozen=True)
+class _Edit:
+    """The edits of one update, checked once by ``Ledger.update`` and applied to each version
+    it reads (named as ``edits.UPDATE_EDITS`` names them)."""
+
+    goal: str | None
+    criteria: str | None
+    status: str | None
+    next: str | None
+    blocker: str | None
+    owner: str | None
+    priority: int | None
+    parent: str | None
+    add_labels: list[str]
+    remove_labels: list[str]
+    notes: tuple[str, ...]
+    decisions: tuple[str, ...]
+    evidence: tuple[str, ...]
+    add_dependencies: list[str]
+    remove_dependencies: list[str]
+
+    @property
+    def empty(self) -> bool:
+        scalars = (self.goal, self.criteria, self.status, self.next, self.blocker, self.owner)
+        if any(v is not None for v in (*scalars, self.priority, self.parent)):
+            return False
+        lists = (self.add_labels, self.remove_labels, self.notes, self.decisions, self.evidence)
+        return not any((*lists, self.add_dependencies, self.remove_dependencies))
+
+
+# Keywords of Ledger.update before the edits had one spelling (edits.py): old name -> new.
+_RENAMED = {
+    "labels_add": "add_labels",
+    "labels_remove": "remove_labels",
+    "dependencies_add": "add_dependencies",
+    "dependencies_remove": "remove_dependencies",
+}
+
+
+def _renamed(deprecated: dict[str, Sequence[str]]) -> dict[str, Sequence[str]]:
+    out: dict[str, Sequence[str]] = {}
+    for old, value in deprecated.items():
+        new = _RENAMED.get(old)
+        if new is None:
+            raise TypeError(f"Ledger.update() got an unexpected keyword argument '{old}'")
+        warnings.warn(
+            f"Ledger.update({old}=...) is deprecated; use {new}=...", DeprecationWarning, 3
+        )
+        out[new] = value
+    return out
 
 
 class Ledger:
@@ -725,34 +775,59 @@ class Ledger:
         blocker: str | None = None,
         owner: str | None = None,
         priority: int | None = None,
-        labels_add: Sequence[str] = (),
-        labels_remove: Sequence[str] = (),
+        parent: str | None = None,
+        add_labels: Sequence[str] = (),
+        remove_labels: Sequence[str] = (),
         notes: Sequence[str] = (),
         decisions: Sequence[str] = (),
         evidence: Sequence[str] = (),
-        dependencies_add: Sequence[str] = (),
-        dependencies_remove: Sequence[str] = (),
-        parent: str | None = None,
+        add_dependencies: Sequence[str] = (),
+        remove_dependencies: Sequence[str] = (),
         expect_version: int | None = None,
         actor: str | None = None,
         agent: str | None = None,
         _hold: str | None = None,
+        **deprecated: Sequence[str],
     ) -> Task:
         """Write one new version with every change given. Empty strings clear optional fields
         (owner, next, blocker, parent). Refused changes write nothing.
 
         ``agent`` is the writing agent (see ``agent_id``): a write by a claim's holder renews its
         lease. ``owner`` assigns the task to a person, which drops any agent's claim on it (use
-        ``claim``/``release`` to hand a claim over). ``_hold`` is for ``claim``/``release``."""
+        ``claim``/``release`` to hand a claim over). ``_hold`` is for ``claim``/``release``.
+
+        The edits are spelled as the MCP tool ``task_update`` and the CLI spell them
+        (``edits.py``); ``labels_add``, ``labels_remove``, ``dependencies_add`` and
+        ``dependencies_remove`` still work, with a ``DeprecationWarning``.
+        """
+        extra = _renamed(deprecated)
+        edit = _Edit(
+            goal=goal,
+            criteria=criteria,
+            status=status,
+            next=next,
+            blocker=blocker,
+            owner=owner,
+            priority=priority,
+            parent=parent,
+            add_labels=_clean_labels([*add_labels, *extra.get("add_labels", ())]),
+            remove_labels=_clean_labels([*remove_labels, *extra.get("remove_labels", ())]),
+            notes=tuple(notes),
+            decisions=tuple(decisions),
+            evidence=tuple(evidence),
+            add_dependencies=[*add_dependencies, *extra.get("add_dependencies", ())],
+            remove_dependencies=[*remove_dependencies, *extra.get("remove_dependencies", ())],
+        )
         full = self.resolve(task_id)
         if status is not None and status not in STATUSES:
             raise InvalidInput(
-                f"Unknown status '{one_line(status, 30)}'. Use one of: {', '.join(STATUSES)}."
+                f"Unknown status '{one_line(status, 30)}'. Use one of: {', '.join(STATUSES)}.",
+                field="status",
             )
         if goal is not None:
             check_text(goal, "goal")
             if not goal.strip():
-                raise InvalidInput("The goal cannot be blank.")
+                raise InvalidInput("The goal cannot be blank.", field="goal")
         for value, name in (
             (criteria, "criteria"),
             (next, "next"),
@@ -763,31 +838,26 @@ class Ledger:
                 check_text(value, name)
         if priority is not None:
             _check_priority(priority)
-        add_labels = _clean_labels(labels_add)
-        remove_labels = _clean_labels(labels_remove)
         for texts, kind in ((notes, "note"), (decisions, "decision"), (evidence, "evidence")):
             for text in texts:
                 check_text(text, kind)
-        add_deps = _unique(self.resolve(d) for d in dependencies_add)
-        remove_deps = _unique(self.resolve(d) for d in dependencies_remove)
-        parent_id = (self.resolve(parent) if parent else "") if parent is not None else None
-        if expect_version is not None and expect_version < 1:
-            raise InvalidInput("--expect-version is a version number, 1 or more.")
-        if not any(
-            v is not None for v in (goal, criteria, status, next, blocker, owner, priority, parent)
-        ) and not any(
-            (
-                labels_add,
-                labels_remove,
-                notes,
-                decisions,
-                evidence,
-                dependencies_add,
-                dependencies_remove,
-            )
-        ):
+        if edit.empty:
             raise InvalidInput(
-                "Nothing to update: give at least one field, e.g. --status active or --note TEXT."
+                "Nothing to update: give at least one field, e.g. ",
+                Fix("status", "active"),
+                " or ",
+                Fix("notes"),
+                ".",
+            )
+        edit = dataclasses.replace(
+            edit,
+            add_dependencies=_unique(self.resolve(d) for d in edit.add_dependencies),
+            remove_dependencies=_unique(self.resolve(d) for d in edit.remove_dependencies),
+            parent=(self.resolve(parent) if parent else "") if parent is not None else None,
+        )
+        if expect_version is not None and expect_version < 1:
+            raise InvalidInput(
+                "The expected version is a version number, 1 or more.", field="expect_version"
             )
         for text in evidence:
             self._check_evidence_commit(text)
@@ -801,33 +871,14 @@ class Ledger:
                 if expect_version is not None and current.version != expect_version:
                     raise VersionConflict(full, expect_version, current.version)
                 at = now_iso()
-                new = self._apply(
-                    current,
-                    at=at,
-                    actor=name,
-                    goal=goal,
-                    criteria=criteria,
-                    status=status,
-                    next=next,
-                    blocker=blocker,
-                    owner=owner,
-                    priority=priority,
-                    labels_add=add_labels,
-                    labels_remove=remove_labels,
-                    notes=notes,
-                    decisions=decisions,
-                    evidence=evidence,
-                    deps_add=add_deps,
-                    deps_remove=remove_deps,
-                    parent=parent_id,
-                )
+                new = self._apply(current, edit, at=at, actor=name)
                 new = _hold_claim(current, new, _hold, name, writer, at, owner is not None)
                 changes = diff_tasks(current, new)
                 if _hold == "take" and new.held_at != current.held_at:
                     changes.append(Change("held_at", "set", current.held_at, new.held_at))
                 if not changes:
                     return current
-                self._gates(current, new, changes)
+                check_update(current, new, [c.field for c in changes], self._lookup, self.children)
                 new = new.replace(version=current.version + 1)
                 message = commit_message(new, changes)
                 try:
@@ -837,56 +888,34 @@ class Ledger:
                 return new
         raise StorageError(f"Task {full} kept changing under this update; try again.")
 
-    def _apply(
-        self,
-        current: Task,
-        *,
-        at: str,
-        actor: str,
-        goal: str | None,
-        criteria: str | None,
-        status: str | None,
-        next: str | None,
-        blocker: str | None,
-        owner: str | None,
-        priority: int | None,
-        labels_add: list[str],
-        labels_remove: list[str],
-        notes: Sequence[str],
-        decisions: Sequence[str],
-        evidence: Sequence[str],
-        deps_add: list[str],
-        deps_remove: list[str],
-        parent: str | None,
-    ) -> Task:
+    def _apply(self, current: Task, edit: _Edit, *, at: str, actor: str) -> Task:
         changes: dict[str, Any] = {}
-        if goal is not None:
-            changes["goal"] = goal
-        if criteria is not None:
-            changes["criteria"] = criteria
-        if status is not None:
-            changes["status"] = status
-        for name, value in (("next", next), ("blocker", blocker), ("owner", owner)):
+        for name in ("goal", "criteria", "status", "priority"):
+            if getattr(edit, name) is not None:
+                changes[name] = getattr(edit, name)
+        for name in ("next", "blocker", "owner"):
+            value = getattr(edit, name)
             if value is not None:
                 changes[name] = value if value.strip() else None
-        if priority is not None:
-            changes["priority"] = priority
-        if parent is not None:
-            changes["parent"] = parent or None
-        labels = [lb for lb in current.labels if lb not in labels_remove]
-        labels += [lb for lb in labels_add if lb not in labels]
+        if edit.parent is not None:
+            changes["parent"] = edit.parent or None
+        labels = [lb for lb in current.labels if lb not in edit.remove_labels]
+        labels += [lb for lb in edit.add_labels if lb not in labels]
         changes["labels"] = labels
-        missing = [d for d in deps_remove if d not in current.dependencies]
+        missing = [d for d in edit.remove_dependencies if d not in current.dependencies]
         if missing:
             raise InvalidInput(
-                f"Task {current.id} does not depend on {', '.join(missing)}; nothing to remove."
+                f"Task {current.id} does not depend on {', '.join(missing)}; nothing to remove.",
+                field="dependencies",
             )
-        deps = [d for d in current.dependencies if d not in deps_remove]
-        deps += [d for d in deps_add if d not in deps]
+        deps = [d for d in current.dependencies if d not in edit.remove_dependencies]
+        deps += [d for d in edit.add_dependencies if d not in deps]
         changes["dependencies"] = deps
         new_criteria = changes.get("criteria", current.criteria)
-        changes["notes"] = current.notes + self._entries(notes, "note", actor, at)
-        changes["decisions"] = current.decisions + self._entries(decisions, "decision", actor, at)
+        changes["notes"] = current.notes + self._entries(edit.notes, "note", actor, at)
+        changes["decisions"] = current.decisions + self._entries(
+            edit.decisions, "decision", actor, at
+        )
         changes["evidence"] = current.evidence + [
             Evidence(
                 id=new_entry_id(),
@@ -896,120 +925,18 @@ class Ledger:
                 task_id=current.id,
                 criteria_hash=criteria_hash(new_criteria),
             )
-            for text in evidence
+            for text in edit.evidence
             if _nonblank(text, "evidence")
         ]
         updated = current.replace(**changes)
         clock = stamp_clock(current, updated)
         return updated.replace(clock=clock, updated_at=at, actor=actor)
 
-    def _gates(self, current: Task, new: Task, changes: list[Change]) -> None:
-        added_decision = len(new.decisions) > len(current.decisions)
-        for name in ("goal", "criteria"):
-            # A first value (criteria set on a task that had none) changes nothing agreed.
-            before = getattr(current, name)
-            if before and getattr(new, name) != before and not added_decision:
-                raise GateRefused(
-                    f"Changing the {name} needs a decision saying why: add --decision TEXT to "
-                    f"the same update."
-                )
-        if new.status == "cancelled" and current.status != "cancelled" and not added_decision:
-            raise GateRefused("Cancelling needs a decision saying why: add --decision TEXT.")
-        if new.status == "blocked" and not new.blocker:
-            raise GateRefused(
-                "A blocked task needs a blocker: add --blocker TEXT saying what it waits on."
-            )
-        if new.parent is not None and new.parent != current.parent:
-            self._check_parent(new.id, new.parent)
-        added = [d for d in new.dependencies if d not in current.dependencies]
-        for dep in added:
-            self._check_dependency(new.id, dep)
-        if new.status == "done" and (current.status != "done" or _done_relevant(changes)):
-            self._done_gate(new)
-
-    def _done_gate(self, task: Task) -> None:
-        if not task.criteria.strip():
-            raise GateRefused(
-                "Done needs completion criteria: add --criteria TEXT (with a --decision) first."
-            )
-        if task.blocker:
-            raise GateRefused(
-                f"Done needs the blocker cleared (it is: {one_line(task.blocker, 60, words=True)}); pass --blocker ''."
-            )
-        unfinished = []
-        for dep in task.dependencies:
-            tip = self.store.tip(task_ref(dep))
-            if tip is None:
-                unfinished.append(f"{dep} (missing)")
-                continue
-            record = self._read(tip, task_ref(dep))
-            if record.status != "done":
-                unfinished.append(f"{dep[:MIN_SHORT_ID]} ({record.status})")
-        if unfinished:
-            raise GateRefused(
-                f"Done needs every dependency done; not yet: {', '.join(unfinished)}. Finish them "
-                f"or remove them with --remove-dependency."
-            )
-        open_children = [c for c in self.children(task.id) if not c.finished]
-        if open_children:
-            shown = ", ".join(f"{c.id[:MIN_SHORT_ID]} ({c.status})" for c in open_children[:5])
-            more = f" and {len(open_children) - 5} more" if len(open_children) > 5 else ""
-            raise GateRefused(
-                f"Done needs every child finished; not yet: {shown}{more}. Finish or cancel them "
-                f"(cancelling needs a decision), or move them with --parent ''."
-            )
-        wanted = criteria_hash(task.criteria)
-        bound = [e for e in task.evidence if e.task_id == task.id and e.criteria_hash == wanted]
-        if not bound:
-            stale = [e for e in task.evidence if e.task_id == task.id]
-            foreign = [e for e in task.evidence if e.task_id != task.id]
-            why = (
-                " (the evidence there was logged against earlier criteria)"
-                if stale
-                else " (the evidence there was bound to another task)"
-                if foreign
-                else ""
-            )
-            raise GateRefused(
-                f"Done needs evidence for the current criteria{why}: add --evidence TEXT "
-                f"saying what shows the criteria are met."
-            )
-
-    def _check_parent(self, task_id: str, parent: str) -> None:
-        if parent == task_id:
-            raise GateRefused("A task cannot be its own parent.")
-        seen = {task_id}
-        current: str | None = parent
-        while current is not None:
-            if current in seen:
-                raise GateRefused(
-                    f"Making {parent[:MIN_SHORT_ID]} the parent of {task_id[:MIN_SHORT_ID]} would "
-                    f"make a cycle of parents."
-                )
-            seen.add(current)
-            tip = self.store.tip(task_ref(current))
-            if tip is None:
-                raise TaskNotFound(f"Parent task {current} does not exist.")
-            current = self._read(tip, task_ref(current)).parent
-
-    def _check_dependency(self, task_id: str, dep: str) -> None:
-        if dep == task_id:
-            raise GateRefused("A task cannot depend on itself.")
-        stack, seen = [dep], set()
-        while stack:
-            current = stack.pop()
-            if current == task_id:
-                raise GateRefused(
-                    f"Depending on {dep[:MIN_SHORT_ID]} would make a cycle: it already depends "
-                    f"(directly or not) on {task_id[:MIN_SHORT_ID]}."
-                )
-            if current in seen:
-                continue
-            seen.add(current)
-            tip = self.store.tip(task_ref(current))
-            if tip is None:
-                raise TaskNotFound(f"Dependency {current} does not exist.")
-            stack.extend(self._read(tip, task_ref(current)).dependencies)
+    def _lookup(self, task_id: str) -> Task | None:
+        """The current version of ``task_id``, or None: how the gates read other tasks."""
+        ref = task_ref(task_id)
+        tip = self.store.tip(ref)
+        return None if tip is None else self._read(tip, ref)
 
     def _check_evidence_commit(self, text: str) -> None:
         match = _COMMIT_EVIDENCE.match(text.strip())
@@ -1049,7 +976,11 @@ class Ledger:
         holder = self.agent_id(agent)
         if steal and not (decision and decision.strip()):
             raise GateRefused(
-                "Taking a live claim needs a decision saying why: add --decision TEXT."
+                "Taking a live claim needs a decision saying why: add ",
+                Fix("decision"),
+                ".",
+                rule="steal-needs-decision",
+                field="decision",
             )
         if decision is not None and not steal:
             raise InvalidInput("--decision goes with --steal; to record one, use 'task update'.")
@@ -1058,7 +989,9 @@ class Ledger:
             current = self._read(self._tip(full), task_ref(full))
             if current.finished:
                 raise GateRefused(
-                    f"Task {full[:MIN_SHORT_ID]} is {current.status}; nothing to claim."
+                    f"Task {full[:MIN_SHORT_ID]} is {current.status}; nothing to claim.",
+                    rule="claim-needs-unfinished",
+                    field="status",
                 )
             state = claim_state(current, lease)
             mine = current.owner == name and current.agent == holder
@@ -1204,10 +1137,6 @@ def searchable_text(task: Task) -> str:
     parts += task.labels
     parts += [e.text for kind in ENTRY_FIELDS for e in getattr(task, kind)]
     return "\n".join(parts)
-
-
-def _done_relevant(changes: list[Change]) -> bool:
-    return any(c.field in ("criteria", "blocker", "dependencies", "evidence") for c in changes)
 
 
 def _shortest_unique(task_id: str, others: Iterable[str]) -> str:

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .edits import UPDATE_EDITS
 from .errors import InvalidInput, LedgerError
 from .model import STATUSES
 
@@ -206,26 +207,8 @@ def _create(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
 
 def _update(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
     led = srv.ledger()
-    task = led.update(
-        a["id"],
-        goal=a.get("goal"),
-        criteria=a.get("criteria"),
-        status=a.get("status"),
-        next=a.get("next"),
-        blocker=a.get("blocker"),
-        owner=a.get("owner"),
-        priority=a.get("priority"),
-        parent=a.get("parent"),
-        labels_add=a.get("add_labels", ()),
-        labels_remove=a.get("remove_labels", ()),
-        notes=a.get("notes", ()),
-        decisions=a.get("decisions", ()),
-        evidence=a.get("evidence", ()),
-        dependencies_add=a.get("add_dependencies", ()),
-        dependencies_remove=a.get("remove_dependencies", ()),
-        expect_version=a.get("expect_version"),
-        actor=srv.actor,
-    )
+    edits = {name: a[name] for name in UPDATE_EDITS if name in a}
+    task = led.update(a["id"], **edits, expect_version=a.get("expect_version"), actor=srv.actor)
     return task_result(led, task)
 
 
@@ -822,7 +805,7 @@ class Server:
         try:
             return spec.run(self, args), False
         except LedgerError as exc:
-            return exc.to_dict(), True
+            return exc.to_dict("mcp"), True
         except Exception as exc:  # noqa: BLE001 - a bug must come back as a result, not a hang
             log.exception("tool %s failed", name)
             return {"error": "internal_error", "message": f"{type(exc).__name__}: {exc}"}, True
@@ -914,7 +897,9 @@ class Server:
             try:
                 text = await loop.run_in_executor(self._executor, self.read_context, uri)
             except LedgerError as exc:
-                raise MCPError(code=-32602, message=exc.message, data=exc.to_dict()) from exc
+                raise MCPError(
+                    code=-32602, message=exc.worded("mcp"), data=exc.to_dict("mcp")
+                ) from exc
             return types.ReadResourceResult(
                 contents=[types.TextResourceContents(uri=uri, text=text, mime_type="text/plain")]
             )

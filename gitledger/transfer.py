@@ -505,7 +505,9 @@ def import_records(
             if cycle:
                 raise GateRefused(
                     f"The imported {kind} make a cycle: {' → '.join(c[:6] for c in cycle)}; "
-                    f"fix the file and import again."
+                    f"fix the file and import again.",
+                    rule="no-parent-cycle" if kind == "parents" else "no-dependency-cycle",
+                    field="parent" if kind == "parents" else "dependencies",
                 )
         writer = BulkWriter(store)
         new_refs: set[str] = set()

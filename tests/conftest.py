@@ -3,15 +3,13 @@ user's real configuration."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers import CORPUS, SHARED, Daemon, run_cli, start_daemon
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared"
-CORPUS = SHARED / "corpus"
+__all__ = ["CORPUS", "SHARED", "run_cli"]  # for the tests that import them from here
 
 
 @pytest.fixture(autouse=True)
@@ -42,24 +40,16 @@ def ledger(isolated: Path):  # type: ignore[no-untyped-def]
     return Ledger.init()
 
 
-def run_cli(
-    *args: str, cwd: Path | None = None, input: str | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    """The real CLI as a subprocess."""
-    full_env = dict(os.environ)
-    if env:
-        full_env.update(env)
-    return subprocess.run(
-        [sys.executable, "-m", "gitledger", *args],
-        cwd=cwd,
-        input=input,
-        capture_output=True,
-        text=True,
-        env=full_env,
-        timeout=120,
-    )
-
-
 @pytest.fixture
 def cli():  # type: ignore[no-untyped-def]
     return run_cli
+
+
+@pytest.fixture
+def daemon(tmp_path: Path) -> Iterator[Daemon]:
+    """A ``git daemon`` on loopback serving bare repositories under ``tmp_path/served``."""
+    server = start_daemon(tmp_path / "served")
+    try:
+        yield server
+    finally:
+        server.stop()

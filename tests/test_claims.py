@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_sync import Daemon, daemon  # noqa: F401 - the fixture
+from helpers import Daemon
 
 from gitledger.errors import ClaimConflict, GateRefused, InvalidInput
 from gitledger.ledger import Ledger

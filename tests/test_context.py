@@ -388,7 +388,7 @@ def test_related_tasks_show_live_status_and_goal(ledger) -> None:  # type: ignor
 def test_a_task_in_two_roles_is_listed_once(ledger) -> None:  # type: ignore[no-untyped-def]
     task = ledger.create("Ship it")
     child = ledger.create("Write the changelog", parent=task.id)
-    ledger.update(task.id, dependencies_add=[child.id])
+    ledger.update(task.id, add_dependencies=[child.id])
     handoff = task_context(ledger, task.id)
     related = [x for x in handoff.text.splitlines() if "Write the changelog" in x]
     assert related == [

@@ -73,7 +73,7 @@ def test_cycle_attempt_is_refused_and_the_graph_unchanged(
     d = diamond
     before = task_graph(ledger, d["top"]).to_dict()
     with pytest.raises(GateRefused, match="cycle"):
-        ledger.update(d["bottom"], dependencies_add=[d["top"]])
+        ledger.update(d["bottom"], add_dependencies=[d["top"]])
     code, out = invoke("task", "update", d["bottom"], "--dependency", d["top"])
     assert code == 1 and "cycle" in out
     assert task_graph(ledger, d["top"]).to_dict() == before

@@ -370,7 +370,7 @@ def test_credentials_never_echoed_by_a_live_git_daemon_remote(
     tmp_path: Path, ledger: Ledger
 ) -> None:
     """test_sync covers a remote nobody answers; here a live server answers (and refuses)."""
-    from test_sync import start_daemon
+    from helpers import start_daemon
 
     ledger.create("a task")
     server = start_daemon(tmp_path / "served")

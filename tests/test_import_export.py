@@ -150,7 +150,7 @@ def test_a_line_read_before_a_claim_does_not_set_the_claim_back(ledger: Ledger) 
     task = ledger.create("Contested", criteria="c", labels=["a"])
     line = ledger.show(task.id).to_json_dict()  # read at version 1
     ledger.claim(task.id, actor="carol")  # version 2: owner carol, status active
-    ledger.update(task.id, labels_add=["b"])  # version 3
+    ledger.update(task.id, add_labels=["b"])  # version 3
     line["next"] = "edited offline"
     line["notes"] = [{"id": "n1", "text": "from the file", "at": "2026-01-01T00:00:00Z",
                       "actor": "x"}]  # fmt: skip

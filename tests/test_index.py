@@ -316,10 +316,10 @@ def test_ready_and_blocked_deep_in_a_chain(ledger: Ledger) -> None:
     finish(ledger, ids[0])
     assert ready() == [ids[1], loose.id]
     # Deep in the chain: link 5 stops depending on link 4, so it is ready at once.
-    ledger.update(ids[5], dependencies_remove=[ids[4]])
+    ledger.update(ids[5], remove_dependencies=[ids[4]])
     assert ready() == [ids[1], ids[5], loose.id]
     # ... and depending on an unfinished task takes it out again.
-    ledger.update(ids[5], dependencies_add=[loose.id])
+    ledger.update(ids[5], add_dependencies=[loose.id])
     assert ready() == [ids[1], loose.id]
     # A blocker takes a task out; clearing it puts it back.
     ledger.update(loose.id, status="blocked", blocker="waits on a decision")

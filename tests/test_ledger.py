@@ -148,17 +148,17 @@ def test_update_many_fields_in_one_version(ledger: Ledger) -> None:
         next="n",
         owner="bob",
         priority=1,
-        labels_add=["x"],
+        add_labels=["x"],
         notes=["one", "two"],
         decisions=["d1", "d2"],
         evidence=["e1"],
-        dependencies_add=[dep.id],
+        add_dependencies=[dep.id],
     )
     assert updated.version == 2
     assert [n.text for n in updated.notes] == ["one", "two"]
     assert [d.text for d in updated.decisions] == ["d1", "d2"]
     assert updated.dependencies == [dep.id]
-    removed = ledger.update(task.id, dependencies_remove=[dep.id], labels_remove=["x"])
+    removed = ledger.update(task.id, remove_dependencies=[dep.id], remove_labels=["x"])
     assert removed.dependencies == [] and removed.labels == [] and removed.version == 3
     cleared = ledger.update(task.id, owner="", next="")
     assert cleared.owner is None and cleared.next is None
@@ -306,9 +306,9 @@ def test_dependency_rules(ledger: Ledger) -> None:
     b = ledger.create("b", dependencies=[a.id])
     c = ledger.create("c", dependencies=[b.id])
     with pytest.raises(GateRefused, match="itself"):
-        ledger.update(a.id, dependencies_add=[a.id])
+        ledger.update(a.id, add_dependencies=[a.id])
     with pytest.raises(GateRefused, match="cycle"):
-        ledger.update(a.id, dependencies_add=[c.id])
+        ledger.update(a.id, add_dependencies=[c.id])
     with pytest.raises(TaskNotFound):
         ledger.create("d", dependencies=["0000000000000000zzzz"])
     with pytest.raises(TaskNotFound):
@@ -319,7 +319,7 @@ def test_dependency_rules(ledger: Ledger) -> None:
     with pytest.raises(GateRefused, match="cycle of parents"):
         ledger.update(a.id, parent=b.id)
     with pytest.raises(InvalidInput, match="does not depend"):
-        ledger.update(a.id, dependencies_remove=[b.id])
+        ledger.update(a.id, remove_dependencies=[b.id])
 
 
 # --- listing ----------------------------------------------------------------------------------

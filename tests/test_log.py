@@ -54,7 +54,7 @@ def test_every_subject_fits_72_characters(ledger: Ledger) -> None:
     task = ledger.create(long, criteria="c")
     after = ledger.update(
         task.id, status="active", next=long, blocker=long, owner="someone", priority=0,
-        labels_add=["a", "b"], notes=[long, long], decisions=[long, long], evidence=[long],
+        add_labels=["a", "b"], notes=[long, long], decisions=[long, long], evidence=[long],
     )  # fmt: skip
     for message in (commit_message(task, None), commit_message(after, diff_tasks(task, after))):
         subject = message.splitlines()[0]

@@ -361,7 +361,7 @@ def test_errors_carry_the_cli_kind_and_message(ledger: Any) -> None:
     assert out["history"]["error"] == "task_not_found"
     if "budget" in out:
         assert out["budget"]["error"] in ("budget_too_small", "invalid_input")
-        assert out["budget"] == cli_error("task", "context", task.id, "--budget", "10")
+        assert same_refusal(out["budget"], cli_error("task", "context", task.id, "--budget", "10"))
 
     if "restore" in out:
         assert out["restore"] == cli_error("restore", "/no/such/ledger.git")
@@ -377,14 +377,28 @@ def test_errors_carry_the_cli_kind_and_message(ledger: Any) -> None:
         assert out["recall"]["error"] == "invalid_input"
         assert out["import"]["error"] == "invalid_input"
 
-    # The same failures through the CLI: the same kind and the same message.
+    # The same failures through the CLI: the same kind, rule and field, and the same message
+    # but for the fix, which each interface words in its own terms.
     assert out["not_found"] == cli_error("task", "show", "zzzzzzzz")
     assert out["ambiguous"] == cli_error("task", "show", shared)
-    assert out["conflict"] == cli_error(
-        "task", "update", task.id, "--expect-version", "7", "--note", "x"
+    assert same_refusal(
+        out["conflict"],
+        cli_error("task", "update", task.id, "--expect-version", "7", "--note", "x"),
     )
-    assert out["gate"] == cli_error("task", "update", task.id, "--status", "done")
+    assert '"expect_version": 1' in out["conflict"]["message"]
+    assert same_refusal(out["gate"], cli_error("task", "update", task.id, "--status", "done"))
+    assert out["gate"]["rule"] == "done-needs-evidence" and out["gate"]["field"] == "evidence"
+    assert '"evidence": [...]' in out["gate"]["message"]
+    assert '"notes": [...]' in out["nothing"]["message"]
     assert out["claim"] == cli_error("task", "claim", others[0].id)
+
+
+def same_refusal(mcp: dict[str, Any], cli: dict[str, Any]) -> bool:
+    """The same error but for the wording of its fix: '--flag' on the CLI, never over MCP."""
+    rest = {k: v for k, v in mcp.items() if k != "message"}
+    assert rest == {k: v for k, v in cli.items() if k != "message"}
+    assert "--" not in mcp["message"] and "--" in cli["message"], (mcp, cli)
+    return True
 
 
 def test_no_ledger_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:

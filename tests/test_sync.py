@@ -4,22 +4,17 @@ on loopback that the tests start and stop. No mocks of Git."""
 from __future__ import annotations
 
 import json
-import os
 import random
-import signal
-import socket
 import subprocess
 import threading
 import time
 import zlib
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import run_cli
+from helpers import Daemon, free_port, git_refs, run_cli
 
 from gitledger import sync
 from gitledger.errors import ClaimConflict, GateRefused, InvalidInput, RemoteError
@@ -28,80 +23,6 @@ from gitledger.ledger import Ledger
 from gitledger.model import Task
 
 PREFIX = "refs/gitledger/"
-
-
-# --- a real Git server on loopback -------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@dataclass
-class Daemon:
-    base: Path
-    port: int
-    proc: subprocess.Popen[bytes]
-
-    def url(self, name: str) -> str:
-        return f"git://127.0.0.1:{self.port}/{name}"
-
-    def bare(self, name: str) -> Path:
-        path = self.base / name
-        if not path.exists():
-            subprocess.run(["git", "init", "-q", "--bare", str(path)], check=True)
-        return path
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            # The daemon forks a child per connection in its own process group: end them all.
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=10)
-
-
-def start_daemon(base: Path) -> Daemon:
-    base.mkdir(parents=True, exist_ok=True)
-    for _ in range(5):
-        port = free_port()
-        proc = subprocess.Popen(
-            [
-                "git",
-                "daemon",
-                "--reuseaddr",
-                f"--base-path={base}",
-                "--export-all",
-                "--enable=receive-pack",
-                "--informative-errors",
-                "--listen=127.0.0.1",
-                f"--port={port}",
-                str(base),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    return Daemon(base, port, proc)
-            except OSError:
-                time.sleep(0.05)
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    raise RuntimeError("git daemon did not start")
-
-
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    server = start_daemon(tmp_path / "served")
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 # --- helpers ------------------------------------------------------------------------------------
@@ -113,17 +34,6 @@ def make_ledger(path: Path, actor: str = "tester") -> Ledger:
 
 def refs_of(ledger: Ledger) -> dict[str, str]:
     return dict(ledger.store.refs(PREFIX))
-
-
-def git_refs(git_dir: Path) -> dict[str, str]:
-    out = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "for-each-ref", "--format=%(objectname) %(refname)"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    pairs = (line.split(" ", 1) for line in out.splitlines())
-    return {name: oid for oid, name in pairs if name.startswith(PREFIX)}
 
 
 def records(ledger: Ledger) -> dict[str, dict[str, Any]]:
@@ -144,7 +54,7 @@ def seed(ledger: Ledger, n: int = 4) -> list[Task]:
     ledger.update(tasks[0].id, notes=["a note"], decisions=["a decision"], evidence=["proof"])
     ledger.update(tasks[0].id, status="done")
     if n > 1:
-        ledger.update(tasks[1].id, dependencies_add=[tasks[0].id], status="active")
+        ledger.update(tasks[1].id, add_dependencies=[tasks[0].id], status="active")
     return [ledger.show(t.id) for t in tasks]
 
 
@@ -394,15 +304,15 @@ def _random_edit(rng: random.Random, ledger: Ledger, ids: list[str], who: str, n
             other = rng.choice([i for i in ids if i != task_id])
             current = ledger.show(task_id).dependencies
             if other in current:
-                ledger.update(task_id, dependencies_remove=[other])
+                ledger.update(task_id, remove_dependencies=[other])
             else:
-                ledger.update(task_id, dependencies_add=[other])
+                ledger.update(task_id, add_dependencies=[other])
         elif kind == "decision":
             ledger.update(task_id, decisions=[f"{who} decided {n}"])
         elif kind == "evidence":
             ledger.update(task_id, evidence=[f"{who} evidence {n}"])
         else:
-            ledger.update(task_id, labels_add=[f"{who}{n % 3}"])
+            ledger.update(task_id, add_labels=[f"{who}{n % 3}"])
     except GateRefused:
         pass  # e.g. a dependency cycle: the ledger said no, nothing was written
 

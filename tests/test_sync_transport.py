@@ -7,30 +7,18 @@ sent, the staging namespace is empty once a sync is done, and a missing git is a
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_sync import Daemon, make_ledger, refs_of, seed, start_daemon
+from helpers import GIT, Daemon, git_refs
+from test_sync import make_ledger, refs_of, seed
 
 from gitledger import gitstore, sync
 from gitledger.errors import RemoteError
 from gitledger.ledger import Ledger
 
 STAGING = "refs/gitledger-staging/"
-# The tests' own git, found before any test takes it off PATH.
-GIT = shutil.which("git") or "git"
-
-
-@pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
-    server = start_daemon(tmp_path / "served")
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -45,17 +33,6 @@ def no_git(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def bare(daemon: Daemon, name: str) -> str:
     subprocess.run([GIT, "init", "-q", "--bare", str(daemon.base / name)], check=True)
     return daemon.url(name)
-
-
-def git_refs(git_dir: Path) -> dict[str, str]:
-    out = subprocess.run(
-        [GIT, "--git-dir", str(git_dir), "for-each-ref", "--format=%(objectname) %(refname)"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    pairs = (line.split(" ", 1) for line in out.splitlines())
-    return {name: oid for oid, name in pairs if name.startswith("refs/gitledger/")}
 
 
 def staged(ledger: Ledger) -> list[str]:

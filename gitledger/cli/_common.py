@@ -29,7 +29,7 @@ class CommandError(click.ClickException):
     _by_code: ClassVar[dict[int, type[CommandError]]] = {}
 
     def __init__(self, error: LedgerError, as_json: bool = False) -> None:
-        super().__init__(error.message)
+        super().__init__(error.worded("cli"))
         self.error = error
         self.as_json = as_json
 
@@ -45,7 +45,7 @@ class CommandError(click.ClickException):
 
     def show(self, file: Any = None) -> None:
         if self.as_json:
-            click.echo(json.dumps(self.error.to_dict(), ensure_ascii=False), err=True)
+            click.echo(json.dumps(self.error.to_dict("cli"), ensure_ascii=False), err=True)
         else:
             click.echo(f"Error: {self.message}", err=True)
 

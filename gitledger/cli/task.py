@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from . import LazyGroup
@@ -117,21 +119,32 @@ def create_cmd(
 @click.option("--goal", help="New goal (needs --decision).")
 @click.option("--criteria", help="New completion criteria (needs --decision).")
 @click.option("--status", type=STATUS_CHOICE, help="New status.")
-@click.option("--next", "next_action", help="The next action ('' clears it).")
+@click.option("--next", "next", help="The next action ('' clears it).")
 @click.option("--blocker", help="What it waits on ('' clears it).")
 @click.option("--owner", help="Who owns it ('' clears it).")
 @click.option("--priority", type=click.IntRange(0, 4), help="0 highest … 4 lowest.")
 @click.option("--parent", help="Id of the parent task ('' clears it).")
-@click.option("--label", "labels_add", multiple=True, help="Add a label (repeatable).")
-@click.option("--remove-label", "labels_remove", multiple=True, help="Remove a label (repeatable).")
+@click.option(
+    "--add-label", "--label", "add_labels", multiple=True, help="Add a label (repeatable)."
+)
+@click.option("--remove-label", "remove_labels", multiple=True, help="Remove a label (repeatable).")
 @click.option("--note", "notes", multiple=True, help="Add a note (repeatable).")
 @click.option(
     "--decision", "decisions", multiple=True, help="Record a decision and why (repeatable)."
 )
 @click.option("--evidence", multiple=True, help="Evidence the criteria are met (repeatable).")
-@click.option("--dependency", "deps_add", multiple=True, help="Add a dependency (repeatable).")
 @click.option(
-    "--remove-dependency", "deps_remove", multiple=True, help="Remove a dependency (repeatable)."
+    "--add-dependency",
+    "--dependency",
+    "add_dependencies",
+    multiple=True,
+    help="Add a dependency (repeatable).",
+)
+@click.option(
+    "--remove-dependency",
+    "remove_dependencies",
+    multiple=True,
+    help="Remove a dependency (repeatable).",
 )
 @click.option(
     "--expect-version", type=int, help="Refuse (exit 3) unless the task is at this version."
@@ -139,49 +152,16 @@ def create_cmd(
 @json_option
 @click.pass_context
 def update_cmd(
-    ctx: click.Context,
-    task_id: str,
-    goal: str | None,
-    criteria: str | None,
-    status: str | None,
-    next_action: str | None,
-    blocker: str | None,
-    owner: str | None,
-    priority: int | None,
-    parent: str | None,
-    labels_add: tuple[str, ...],
-    labels_remove: tuple[str, ...],
-    notes: tuple[str, ...],
-    decisions: tuple[str, ...],
-    evidence: tuple[str, ...],
-    deps_add: tuple[str, ...],
-    deps_remove: tuple[str, ...],
-    expect_version: int | None,
-    as_json: bool,
+    ctx: click.Context, /, task_id: str, expect_version: int | None, as_json: bool, **edits: Any
 ) -> None:
-    """Write a new version of TASK_ID with every change given, or nothing if a gate refuses."""
+    """Write a new version of TASK_ID with every change given, or nothing if a gate refuses.
+
+    Each option is the edit of the same name in the Python API and the MCP tool task_update
+    (--add-label is add_labels); --label and --dependency are the older spellings.
+    """
     with errors(as_json):
         ledger = _ledger(ctx)
-        task = ledger.update(
-            task_id,
-            goal=goal,
-            criteria=criteria,
-            status=status,
-            next=next_action,
-            blocker=blocker,
-            owner=owner,
-            priority=priority,
-            parent=parent,
-            labels_add=labels_add,
-            labels_remove=labels_remove,
-            notes=notes,
-            decisions=decisions,
-            evidence=evidence,
-            dependencies_add=deps_add,
-            dependencies_remove=deps_remove,
-            expect_version=expect_version,
-            actor=actor_of(ctx),
-        )
+        task = ledger.update(task_id, **edits, expect_version=expect_version, actor=actor_of(ctx))
         _emit_task(ctx, task, as_json)
 
 

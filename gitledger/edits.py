@@ -1,0 +1,93 @@
+"""One spelling of each edit, and how each interface words it.
+
+An edit has one name: the Python keyword of ``Ledger.create``/``Ledger.update`` and the argument
+of the MCP tools ``task_create``/``task_update`` are the same word (``add_labels``,
+``decisions``), and the CLI's flag is that word as a flag (``--add-label``, ``--decision``: the
+singular where the flag repeats). ``tests/test_edits.py`` checks the three against this table.
+
+An error that names an edit as its fix (``errors.Fix``) is worded here for the interface that
+shows it: ``--decision TEXT`` on the command line, ``decisions=[...]`` in Python,
+``"decisions": [...]`` to an MCP client.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Literal
+
+Interface = Literal["python", "cli", "mcp"]
+INTERFACES: tuple[Interface, ...] = ("python", "cli", "mcp")
+
+
+@dataclass(frozen=True)
+class Edit:
+    name: str  # the Python keyword and the MCP argument
+    flag: str  # the CLI option
+    metavar: str = "TEXT"  # what the CLI option takes; "N" for a number
+    many: bool = False  # a list in Python and MCP, a repeatable option on the CLI
+
+
+_ALL = (
+    Edit("goal", "--goal"),
+    Edit("criteria", "--criteria"),
+    Edit("status", "--status", "STATUS"),
+    Edit("next", "--next"),
+    Edit("blocker", "--blocker"),
+    Edit("owner", "--owner"),
+    Edit("priority", "--priority", "N"),
+    Edit("parent", "--parent", "ID"),
+    Edit("labels", "--label", many=True),
+    Edit("dependencies", "--dependency", "ID", many=True),
+    Edit("add_labels", "--add-label", many=True),
+    Edit("remove_labels", "--remove-label", many=True),
+    Edit("notes", "--note", many=True),
+    Edit("decisions", "--decision", many=True),
+    Edit("decision", "--decision"),  # task_claim's, with steal
+    Edit("evidence", "--evidence", many=True),
+    Edit("add_dependencies", "--add-dependency", "ID", many=True),
+    Edit("remove_dependencies", "--remove-dependency", "ID", many=True),
+    Edit("expect_version", "--expect-version", "N"),
+    Edit("idempotency_key", "--idempotency-key", "KEY"),
+    Edit("budget", "--budget", "N"),
+    Edit("unit", "--unit", "UNIT"),
+)
+EDITS: dict[str, Edit] = {e.name: e for e in _ALL}
+
+# The edits of one update, in the order Ledger.update takes them.
+UPDATE_EDITS = (
+    "goal",
+    "criteria",
+    "status",
+    "next",
+    "blocker",
+    "owner",
+    "priority",
+    "parent",
+    "add_labels",
+    "remove_labels",
+    "notes",
+    "decisions",
+    "evidence",
+    "add_dependencies",
+    "remove_dependencies",
+)
+
+
+def word(name: str, interface: Interface, value: str | int | None = None) -> str:
+    """Edit ``name`` as ``interface`` spells it; ``value`` None stands for the caller's own."""
+    edit = EDITS[name]
+    if interface == "cli":
+        shown = edit.metavar if value is None else ("''" if value == "" else str(value))
+        return f"{edit.flag} {shown}"
+    if value is None:
+        one = "N" if edit.metavar == "N" else '"..."'
+        shown = "[...]" if edit.many else one
+    else:
+        shown = json.dumps([value] if edit.many else value, ensure_ascii=False)
+    if interface == "python":
+        return f"{name}={shown}"
+    return f'"{name}": {shown}'
+
+
+__all__ = ["EDITS", "INTERFACES", "UPDATE_EDITS", "Edit", "Interface", "word"]

@@ -1,0 +1,129 @@
+"""One spelling of each edit (gitledger/edits.py) across the Python API, the CLI and the MCP
+tools, and refusals that carry their rule and word the fix in each interface's own terms."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from typing import Any
+
+import click
+import pytest
+from helpers import invoke
+
+from gitledger import mcp_server
+from gitledger.cli import cli
+from gitledger.edits import EDITS, UPDATE_EDITS, word
+from gitledger.errors import Fix, GateRefused, InvalidInput, VersionConflict
+from gitledger.ledger import Ledger
+
+CREATE_EDITS = ("criteria", "parent", "owner", "priority", "labels", "next", "dependencies")
+
+
+def cli_options(*path: str) -> dict[str, click.Option]:
+    command: Any = cli
+    for name in path:
+        command = command.get_command(click.Context(command), name)
+    return {flag: p for p in command.params if isinstance(p, click.Option) for flag in p.opts}
+
+
+def mcp_arguments(tool: str) -> set[str]:
+    spec = next(s for s in mcp_server.available_tools() if s.name == tool)
+    return set(spec.input_schema()["properties"])
+
+
+@pytest.mark.parametrize(
+    ("command", "method", "tool", "names"),
+    [
+        ("update", Ledger.update, "task_update", UPDATE_EDITS),
+        ("create", Ledger.create, "task_create", CREATE_EDITS),
+    ],
+)
+def test_each_edit_has_one_spelling_everywhere(
+    command: str, method: Any, tool: str, names: tuple[str, ...]
+) -> None:
+    keywords = set(inspect.signature(method).parameters)
+    options = cli_options("task", command)
+    arguments = mcp_arguments(tool)
+    for name in names:
+        assert name in keywords, name
+        assert name in arguments, name
+        assert EDITS[name].flag in options, name
+        assert options[EDITS[name].flag].multiple == EDITS[name].many, name
+    if command == "update":  # its CLI options hand Ledger.update its keywords as they are
+        for name in UPDATE_EDITS:
+            assert options[EDITS[name].flag].name == name
+
+
+def test_a_fix_is_worded_per_interface() -> None:
+    assert word("decisions", "cli") == "--decision TEXT"
+    assert word("decisions", "python") == "decisions=[...]"
+    assert word("decisions", "mcp") == '"decisions": [...]'
+    assert word("blocker", "cli", "") == "--blocker ''"
+    assert word("blocker", "python", "") == 'blocker=""'
+    assert word("expect_version", "mcp", "3") == '"expect_version": "3"'
+    error = VersionConflict("abc", 7, 3)
+    assert error.worded("cli").endswith("retry with --expect-version 3.")
+    assert error.message.endswith("retry with expect_version=3.")
+    assert error.worded("mcp").endswith('retry with "expect_version": 3.')
+    assert error.fixes == (Fix("expect_version", 3),)
+
+
+def test_gate_refusals_carry_rule_and_field(ledger: Ledger) -> None:
+    task = ledger.create("ship it", criteria="tests pass")
+    cases = [
+        ({"goal": "ship more"}, "decision-for-goal", "goal"),
+        ({"status": "cancelled"}, "decision-for-cancel", "status"),
+        ({"status": "blocked"}, "blocked-needs-blocker", "blocker"),
+        ({"status": "done"}, "done-needs-evidence", "evidence"),
+        ({"add_dependencies": [task.id]}, "no-self-dependency", "dependencies"),
+        ({"parent": task.id}, "no-self-parent", "parent"),
+    ]
+    for edits, rule, field in cases:
+        with pytest.raises(GateRefused) as refused:
+            ledger.update(task.id, **edits)
+        assert (refused.value.rule, refused.value.field) == (rule, field)
+        assert "--" not in refused.value.message  # Python callers get Python keywords
+        assert refused.value.to_dict()["rule"] == rule
+    assert ledger.show(task.id).version == 1  # nothing written
+
+
+def test_the_cli_and_mcp_word_the_same_refusal_in_their_own_terms(ledger: Ledger) -> None:
+    task = ledger.create("ship it", criteria="tests pass")
+    result = invoke("task", "update", task.id, "--goal", "ship more", "--json")
+    assert result.exit_code == 1
+    error = json.loads(result.stderr)
+    assert error["rule"] == "decision-for-goal" and error["field"] == "goal"
+    assert "add --decision TEXT to the same update" in error["message"]
+
+    server = mcp_server.Server(ledger.path)
+    out, failed = server.call("task_update", {"id": task.id, "goal": "ship more"})
+    assert failed and out["rule"] == "decision-for-goal"
+    assert 'add "decisions": [...] to the same update' in out["message"]
+    assert "--" not in out["message"]
+    assert ledger.show(task.id).version == 1
+
+
+def test_old_keyword_spellings_still_work_with_a_warning(ledger: Ledger) -> None:
+    task = ledger.create("ship it")
+    dep = ledger.create("first")
+    with pytest.warns(DeprecationWarning, match="add_labels"):
+        ledger.update(task.id, labels_add=["x"])  # type: ignore[call-arg]
+    with pytest.warns(DeprecationWarning, match="add_dependencies"):
+        ledger.update(task.id, dependencies_add=[dep.id])  # type: ignore[call-arg]
+    shown = ledger.show(task.id)
+    assert shown.labels == ["x"] and shown.dependencies == [dep.id]
+    with pytest.raises(TypeError, match="colour"):
+        ledger.update(task.id, colour=["red"])  # type: ignore[call-arg]
+    # The CLI's older flags are the same edits.
+    assert invoke("task", "update", task.id, "--label", "y").exit_code == 0
+    assert invoke("task", "update", task.id, "--add-label", "z").exit_code == 0
+    assert ledger.show(task.id).labels == ["x", "y", "z"]
+
+
+def test_nothing_to_update_names_the_fix_per_interface(ledger: Ledger) -> None:
+    task = ledger.create("ship it")
+    with pytest.raises(InvalidInput) as refused:
+        ledger.update(task.id)
+    assert 'status="active" or notes=[...]' in refused.value.message
+    assert "--status active or --note TEXT" in refused.value.worded("cli")

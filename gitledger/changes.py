@@ -85,10 +85,15 @@ def diff_tasks(old: Task | None, new: Task) -> list[Change]:
             for e in getattr(new, name)
             if e.id not in before_ids
         ]
-    if len(new.conflicts) > len(old.conflicts):
-        out += [
-            Change("conflicts", "added", None, c.field) for c in new.conflicts[len(old.conflicts) :]
-        ]
+    # An update that sets a field resolves its conflict (removed); a merge records new ones.
+    out += [
+        Change("conflicts", "removed", c.field, None)
+        for c in old.conflicts
+        if c not in new.conflicts
+    ]
+    out += [
+        Change("conflicts", "added", None, c.field) for c in new.conflicts if c not in old.conflicts
+    ]
     return out
 
 

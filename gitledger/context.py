@@ -9,7 +9,8 @@ next action, blocker, owner, parent and dependencies (with their live status). I
 last line reporting what was left out, does not fit, the call fails with ``BudgetTooSmall``
 naming the smallest budget that does: a handoff without its goal would be worse than none.
 
-Optional items by priority. Decisions (newest first), evidence (what it proves, not its binding
+Optional items by priority. Merge conflicts (what a merge dropped, until an update sets the field
+again; the required state says how many), decisions (newest first), evidence (what it proves, not its binding
 metadata), related tasks (parent, dependencies, children, each with its live status and goal),
 memory hints (labelled as hints, in a section of their own, never mixed with task state), notes
 (newest first). Packing takes two passes in that order: first every item that fits whole (no item
@@ -60,6 +61,7 @@ MIN_SHORTENED_CHARS = 20
 
 # Kinds of optional item, in priority order, with their singular and plural names.
 KINDS: dict[str, tuple[str, str]] = {
+    "conflict": ("merge conflict", "merge conflicts"),
     "decision": ("decision", "decisions"),
     "evidence": ("evidence item", "evidence items"),
     "related": ("related task", "related tasks"),
@@ -409,6 +411,14 @@ def _text_or_none(value: str | None) -> str:
     return quote(value) if value and value.strip() else "none"
 
 
+def _conflict_value(value: object) -> str:
+    if value is None or value == "":
+        return "nothing"
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value) or "nothing"
+    return str(value)
+
+
 def _hint_text(hint: object) -> str:
     return str(getattr(hint, "text", hint))
 
@@ -465,6 +475,17 @@ def task_context(
         "depends on: "
         + (", ".join(state(d) for d in task.dependencies) if task.dependencies else "none"),
     ]
+    if task.conflicts:
+        # Until an update sets the field again, a merge's choice is a question for the reader.
+        fields = ", ".join(dict.fromkeys(c.field for c in task.conflicts))
+        required.append(
+            f"merge conflicts: {len(task.conflicts)} unresolved ({fields}); setting the field "
+            f"again resolves one"
+        )
+    conflicts = [
+        Item("conflict", f"- {c.field}: the other side had ", _conflict_value(c.dropped))
+        for c in reversed(task.conflicts)
+    ]
 
     current = criteria_hash(task.criteria)
     decisions = [Item("decision", "- ", e.text) for e in reversed(task.decisions)]
@@ -500,6 +521,9 @@ def task_context(
     hint_items = [Item("hint", "- ", _hint_text(h)) for h in hints if _hint_text(h)]
     notes = [Item("note", "- ", e.text) for e in reversed(task.notes)]
     sections = [
+        Section(
+            "conflict", "merge conflicts (what the merge dropped; kept values above):", conflicts
+        ),
         Section("decision", "decisions:", decisions, "decisions, newest first:"),
         Section("evidence", "evidence:", evidence),
         Section("related", "related tasks:", related),
@@ -571,7 +595,8 @@ def prime(ledger: Ledger, budget: int = PRIME_BUDGET, unit: str = "bytes") -> Di
 
     def task_item(kind: str, t: Task) -> Item:
         owner = f" owner {quote(t.owner)}" if t.owner else ""
-        return Item(kind, f"- {shorts[t.id]} {t.status} p{t.priority}{owner}: ", t.goal)
+        clash = f" ({len(t.conflicts)} merge conflict(s): task show)" if t.conflicts else ""
+        return Item(kind, f"- {shorts[t.id]} {t.status} p{t.priority}{owner}{clash}: ", t.goal)
 
     # Decisions of the tasks in hand and of the most recently updated ones, newest first.
     pool = {t.id: t for t in working + recent}

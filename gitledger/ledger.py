@@ -873,6 +873,27 @@ class Ledger:
                 at = now_iso()
                 new = self._apply(current, edit, at=at, actor=name)
                 new = _hold_claim(current, new, _hold, name, writer, at, owner is not None)
+                if current.conflicts:
+                    # Setting a field a merge left in conflict resolves it: the conflict goes.
+                    resolved = {
+                        f
+                        for f, v in (
+                            ("goal", goal),
+                            ("criteria", criteria),
+                            ("status", status),
+                            ("next", next),
+                            ("blocker", blocker),
+                            ("owner", owner),
+                            ("priority", priority),
+                            ("parent", parent),
+                        )
+                        if v is not None
+                    }
+                    if _hold or owner is not None:
+                        resolved |= {"owner", "agent"}
+                    new = new.replace(
+                        conflicts=[c for c in current.conflicts if c.field not in resolved]
+                    )
                 changes = diff_tasks(current, new)
                 if _hold == "take" and new.held_at != current.held_at:
                     changes.append(Change("held_at", "set", current.held_at, new.held_at))

@@ -20,6 +20,9 @@ ancestor (the merge base). ``merge_tasks(base, ours, theirs)`` makes the record 
   claim goes to the later write. Both sides holding the same claim keep the later lease.
 - **Labels and dependencies** are sets merged three-way: an element is kept when both sides have
   it, or one side added it; it goes when one side removed it and the other left it alone.
+- **Conflicts** recorded earlier are kept, except one that the base had and one side no longer
+  has: an update there resolved it (``Ledger.update`` drops a field's conflict when it sets the
+  field), and a merge must not bring it back.
 - **Notes, decisions and evidence** are the union by entry id (ids are random per entry), ordered by
   time then id: nothing either side wrote is lost.
 - **version** is ``max(ours, theirs) + 1``, which is what ``Ledger.verify`` expects of a commit with
@@ -180,9 +183,17 @@ def merge_tasks(
         )
     for name in ENTRY_FIELDS:
         changes[name] = _union_entries(getattr(ours, name), getattr(theirs, name))
+    # A conflict the base had and one side no longer has was resolved there: it stays resolved.
+    had = {_conflict_key(c) for c in base.conflicts} if base is not None else set()
+    on_both = {_conflict_key(c) for c in ours.conflicts} & {
+        _conflict_key(c) for c in theirs.conflicts
+    }
     seen: dict[tuple[str, str, str, str], FieldConflict] = {}
     for c in (*ours.conflicts, *theirs.conflicts, *new_conflicts):
-        seen.setdefault(_conflict_key(c), c)
+        key = _conflict_key(c)
+        if key in had and key not in on_both:
+            continue
+        seen.setdefault(key, c)
     changes["conflicts"] = sorted(seen.values(), key=_conflict_key)
     clock = dict(ours.clock)
     for name, stamp in theirs.clock.items():

@@ -260,3 +260,38 @@ def test_merge_decides_owner_and_agent_together(ledger: Ledger) -> None:
             early.held_at,
         )
         assert reasons == {"agent": "the earlier claim won"}
+
+
+def test_conflicts_show_in_handoffs_until_an_update_resolves_them(
+    machines: tuple[Machine, Machine],
+) -> None:
+    a, b = machines
+    task_id = json.loads(a.ok("task", "create", "Pick a parser", "--json"))["id"]
+    a.ok("sync")
+    b.ok("sync")
+    a.ok("task", "update", task_id, "--next", "try lark")
+    b.ok("task", "update", task_id, "--next", "try a hand-written parser")
+    a.ok("sync")
+    out = b.ok("sync")
+    assert "next (the later write won)" in out
+    context = b.ok("task", "context", task_id)
+    assert "merge conflicts: 1 unresolved (next)" in context
+    assert '- next: the other side had "try lark"' in context
+    assert "1 merge conflict(s)" in b.ok("prime", "--budget", "4000")
+    # The fuse's linked task carries it too.
+    transcript = b.clone / "t.jsonl"
+    transcript.write_text(
+        json.dumps({"type": "user", "sessionId": "s", "message": {"role": "user",
+                    "content": "Choose the parser"}}) + "\n"
+    )  # fmt: skip
+    b.ok("fuse", "save", "--session", "s", "--transcript", str(transcript))
+    b.ok("fuse", "link", task_id, "--session", "s")
+    assert "merge conflicts: 1 unresolved" in b.ok("fuse", "restore", "--session", "s", "--plain")
+    # Setting the field resolves it; the resolution travels and a merge does not bring it back.
+    b.ok("task", "update", task_id, "--next", "try a hand-written parser")
+    assert b.task(task_id)["conflicts"] == []
+    assert "merge conflicts" not in b.ok("task", "context", task_id)
+    a.ok("task", "update", task_id, "--note", "meanwhile on a")
+    b.ok("sync")
+    a.ok("sync")
+    assert a.task(task_id)["conflicts"] == [] and b.task(task_id)["conflicts"] == []

@@ -102,7 +102,14 @@ def test_everything_fits_in_a_large_budget(ledger) -> None:  # type: ignore[no-u
     anchor = make_anchor(ledger)
     handoff = task_context(ledger, anchor.id, budget=1_000_000)
     assert handoff.omitted_total == 0
-    assert handoff.kept == {"decision": 1, "evidence": 1, "related": 0, "hint": 0, "note": 24}
+    assert handoff.kept == {
+        "conflict": 0,
+        "decision": 1,
+        "evidence": 1,
+        "related": 0,
+        "hint": 0,
+        "note": 24,
+    }
     assert handoff.text.splitlines()[-1] == "omitted: nothing"
     notes = [line for line in handoff.text.splitlines() if line.startswith('- "Checkpoint')]
     assert notes[0].startswith('- "Checkpoint 24:') and notes[-1].startswith('- "Checkpoint 1:')
@@ -178,7 +185,14 @@ def test_a_long_decision_does_not_starve_the_notes(ledger) -> None:  # type: ign
         task.id, decisions=["because " * 1000], notes=["short note one", "short note two"]
     )
     handoff = task_context(ledger, task.id, budget=2048)
-    assert handoff.kept == {"decision": 1, "evidence": 0, "related": 0, "hint": 0, "note": 2}
+    assert handoff.kept == {
+        "conflict": 0,
+        "decision": 1,
+        "evidence": 0,
+        "related": 0,
+        "hint": 0,
+        "note": 2,
+    }
     assert handoff.shortened["decision"] == 1
 
 
@@ -225,7 +239,7 @@ def test_never_over_budget_and_required_state_always_there(ledger, rich_task, da
     handoff = task_context(ledger, rich_task.id, budget=budget, unit=unit)
     assert handoff.size == size_of(handoff.text, unit) <= budget
     assert_required(handoff.text, rich_task)
-    kinds = {"decision": 4, "evidence": 1, "related": 3, "hint": 0, "note": 12}
+    kinds = {"conflict": 0, "decision": 4, "evidence": 1, "related": 3, "hint": 0, "note": 12}
     for kind, total in kinds.items():
         assert handoff.kept[kind] + handoff.omitted[kind] == total
     handoff.text.encode("utf-8")  # never a broken character

@@ -46,7 +46,9 @@ def _usage_tokens(usage: Any) -> int | None:
     return sum(p or 0 for p in parts)
 
 
-def contexts_from_events(events: Iterable[Any], *, window: int | None = None) -> list[StepContext]:
+def contexts_from_events(
+    events: Iterable[Any], *, window: int | None = None, last_only: bool = False
+) -> list[StepContext]:
     """Every assistant step of a transcript (``gitledger.transcripts`` events), in order.
 
     A step is one model response: the run of assistant events between two tool results or
@@ -90,6 +92,8 @@ def contexts_from_events(events: Iterable[Any], *, window: int | None = None) ->
             "work": state["work"],
             "post_tokens": state["post_tokens"],
         }
+        if last_only:
+            steps.clear()  # a hook judges the latest step: copying each history is quadratic
         steps.append((list(history), list(group), info))
         history.append(Message("assistant", text, calls))
         state["turn_steps"] += 1
@@ -165,7 +169,7 @@ def last_step_context(path: Any, *, window: int | None = None) -> StepContext | 
     """The last assistant step of a transcript file, or None when it has none."""
     from ..transcripts import read_events
 
-    contexts = contexts_from_events(read_events(path), window=window)
+    contexts = contexts_from_events(read_events(path), window=window, last_only=True)
     return contexts[-1] if contexts else None
 
 
@@ -227,7 +231,7 @@ def step_context(
         # The transcript may already hold the step (Claude Code writes it asynchronously).
         if last is None or last.text.strip() != pending.text.strip() or not pending.text.strip():
             events.append(pending)
-    contexts = contexts_from_events(events, window=window)
+    contexts = contexts_from_events(events, window=window, last_only=True)
     return contexts[-1] if contexts else None
 
 

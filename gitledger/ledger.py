@@ -119,6 +119,9 @@ class VerifyReport:
     tasks: int = 0
     versions: int = 0
     problems: list[Problem] = field(default_factory=list)
+    # Evidence citing a commit this project's repository lacks: listed, not a failure (the commit
+    # may be on another machine, not pushed yet).
+    unverified: list[Problem] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -130,6 +133,7 @@ class VerifyReport:
             "tasks": self.tasks,
             "versions": self.versions,
             "problems": [p.to_dict() for p in self.problems],
+            "unverified": [p.to_dict() for p in self.unverified],
         }
 
 
@@ -967,6 +971,18 @@ class Ledger:
                     f"Evidence cites commit {match.group(1)}, which this repository does not have."
                 )
 
+    def unverified_evidence(self, task: Task) -> list[str]:
+        """The commits ``task``'s evidence cites (``commit:SHA ...``) that this project's
+        repository does not have, or cannot check (no repository here): unverified evidence."""
+        out = []
+        for entry in task.evidence:
+            match = _COMMIT_EVIDENCE.match(entry.text.strip())
+            if match and (
+                self.project_root is None or not commit_exists(self.project_root, match.group(1))
+            ):
+                out.append(match.group(1))
+        return out
+
     def claim_lease(self) -> float:
         """Seconds a claim lives without a write by its holder (setting ``claim.lease``)."""
         from .settings import claim_lease
@@ -1136,6 +1152,17 @@ class Ledger:
                                     "another tool, or by 'task import', which does not sign"
                                 )
                             report.problems.append(Problem(name, why))
+                if infos:
+                    where = "no repository here to check" if self.project_root is None else ""
+                    for sha in self.unverified_evidence(record):
+                        report.unverified.append(
+                            Problem(
+                                name,
+                                f"evidence cites commit {sha}, "
+                                + (where or "which this repository does not have")
+                                + " (fetch it, or correct the evidence)",
+                            )
+                        )
             except LedgerError as exc:
                 report.problems.append(Problem(name, exc.message))
         return report

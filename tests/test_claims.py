@@ -295,3 +295,33 @@ def test_conflicts_show_in_handoffs_until_an_update_resolves_them(
     b.ok("sync")
     a.ok("sync")
     assert a.task(task_id)["conflicts"] == [] and b.task(task_id)["conflicts"] == []
+
+
+def test_evidence_citing_a_commit_only_the_other_machine_has_is_unverified(
+    machines: tuple[Machine, Machine],
+) -> None:
+    a, b = machines
+    (a.clone / "fix.py").write_text("fixed = True\n")
+    subprocess.run(["git", "-C", str(a.clone), "add", "fix.py"], check=True, env=a.env)
+    subprocess.run(["git", "-C", str(a.clone), "commit", "-qm", "fix"], check=True, env=a.env)
+    sha = subprocess.run(
+        ["git", "-C", str(a.clone), "rev-parse", "HEAD"],
+        check=True, capture_output=True, text=True, env=a.env,
+    ).stdout.strip()  # fmt: skip
+    task_id = json.loads(a.ok("task", "create", "Fix it", "--criteria", "fixed", "--json"))["id"]
+    a.ok("task", "update", task_id, "--evidence", f"commit:{sha} fixes it")
+    assert "UNVERIFIED" not in a.ok("verify")
+    a.ok("sync")  # the ledger travels; the code commit is not pushed
+    b.ok("sync")
+    out = b.run("verify")
+    assert out.returncode == 0, out.stdout  # listed, not a failure
+    assert f"UNVERIFIED  refs/gitledger/tasks/{task_id}: evidence cites commit {sha}" in out.stdout
+    report = json.loads(b.ok("verify", "--json"))
+    assert report["ok"] is True and len(report["unverified"]) == 1
+    assert "unverified: evidence cites" in b.ok("task", "show", task_id)
+    # Once the code arrives, it is verified.
+    subprocess.run(
+        ["git", "-C", str(a.clone), "push", "-q", "origin", "main"], check=True, env=a.env
+    )
+    subprocess.run(["git", "-C", str(b.clone), "pull", "-q"], check=True, env=b.env)
+    assert "UNVERIFIED" not in b.ok("verify")

@@ -86,6 +86,8 @@ def verify_cmd(ctx: click.Context, as_json: bool) -> None:
     else:
         for problem in report.problems:
             click.echo(f"BAD  {problem.ref}: {problem.message}")
+        for problem in report.unverified:
+            click.echo(f"UNVERIFIED  {problem.ref}: {problem.message}")
         verdict = "ok" if report.ok else plural(len(report.problems), "problem")
         click.echo(
             f"Checked {plural(report.tasks, 'task')}, {plural(report.versions, 'version')}: "

@@ -69,6 +69,12 @@ def task_text(ledger: Ledger, task: Task) -> str:
         if entries:
             out.append(f"  {title}:")
             out += [f"    - {one_line(e.text, 160)}  ({e.actor}, {e.at[:16]})" for e in entries]
+    missing = ledger.unverified_evidence(task) if task.evidence else []
+    if missing:
+        out.append(
+            f"  unverified: evidence cites {', '.join(m[:12] for m in missing)}, not in this "
+            f"repository (fetch it; 'gitledger verify' lists them)"
+        )
     if task.conflicts:
         out.append("  merge conflicts:")
         out += [

@@ -774,3 +774,27 @@ def test_session_model_setting_turns_the_model_off(
     out = invoke("judge", "config", "session_model=false", "--json")
     assert json.loads(out.output)["session_model"] is False  # type: ignore[attr-defined]
     assert "off (session_model=false)" in invoke("judge", "status").output  # type: ignore[attr-defined]
+
+
+def test_a_function_hook_conversation_past_one_mib_is_still_judged() -> None:
+    from conftest import run_cli
+
+    filler = [
+        {
+            "role": "assistant",
+            "text": "Reading " + "x" * 1_000,
+            "toolUses": [{"tool": "Read", "input": {}}],
+        }
+        for _ in range(2_500)
+    ]
+    payload = {
+        "messages": [{"role": "user", "text": "Fix issues 1 and 2.", "toolUses": []}, *filler],
+        "step": {"text": "Issue 1 passes. Now issue 2.", "calls": [{"name": "Read", "input": {}}]},
+        "context_tokens": 90_000,
+        "window": 200_000,
+    }
+    raw = json.dumps(payload)
+    assert len(raw) > 2 << 20
+    out = run_cli("judge", "step", "--json", input=raw)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["judged"] is True

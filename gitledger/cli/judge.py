@@ -18,12 +18,18 @@ if TYPE_CHECKING:
     from ..ledger import Ledger
 
 
-def _payload() -> dict[str, Any]:
+# A function hook hands the step judge the whole conversation since the last compaction
+# ($.session.messages(), tool output left out, long tool inputs cut by the module): more than a
+# command hook's payload, still bounded.
+STEP_PAYLOAD_BYTES = 16 << 20
+
+
+def _payload(limit: int | None = None) -> dict[str, Any]:
     """The hook payload on stdin, bounded in size and time (see gitledger.hooks); a payload that
     is not a JSON object is an error naming why."""
-    from ..hooks import read_payload
+    from ..hooks import MAX_PAYLOAD_BYTES, read_payload
 
-    return read_payload(strict=True)
+    return read_payload(strict=True, limit=limit or MAX_PAYLOAD_BYTES)
 
 
 def _transcript_and_payload(
@@ -41,7 +47,7 @@ def _transcript_and_payload(
         if not _is_file(transcript):
             raise InvalidInput(f"No transcript at {transcript}. Check the path.")
         return transcript, {}
-    payload = _payload()
+    payload = _payload(STEP_PAYLOAD_BYTES if inline else None)
     given = payload.get("transcript_path")
     if not given:
         if inline and ("step" in payload or "messages" in payload):

@@ -22,6 +22,7 @@ function engine(
     configExit?: number
     compactSkip?: boolean
     model?: (e: any) => any
+    messages?: unknown[]
   },
 ) {
   const runs: Run[] = []
@@ -31,7 +32,7 @@ function engine(
   on('session.usage', () => ({
     value: { startedAt: 0, context: { tokens: opts.percent * 2000, window: 200000, percent: opts.percent }, rateLimits: [] },
   }))
-  on('session.messages', () => ({ value: CONVERSATION }))
+  on('session.messages', () => ({ value: opts.messages ?? CONVERSATION }))
   on('process.run', (_: unknown, e: any) => {
     const argv: string[] = e.argv ?? e[0] ?? []
     runs.push({ argv, stdin: e.init?.stdin ?? e.stdin })
@@ -213,4 +214,17 @@ test('session_model=false: the step is judged without --prompt and no model is a
   expect(judged[0].argv).not.toContain('--prompt')
   expect(eng.seen.asked.length).toBe(0)
   expect(eng.seen.aborted).toEqual([])
+})
+
+test('long call inputs are cut before the conversation is handed over', async ($, on) => {
+  const big = 'x'.repeat(50_000)
+  const write = { role: 'assistant', text: 'Writing.', toolUses: [{ tool_use_id: 'b', tool: 'Write', input: { file_path: 'big.txt', content: big } }] }
+  const eng = engine(on, { percent: 45, messages: [...CONVERSATION, write] })
+  eng.steps.push({ answer: 'Still on it.', toolUses: [bash] })
+  await step($, 't11', 1)
+  const judged = eng.runs.filter(r => r.argv.includes('step'))
+  const payload = JSON.parse(judged[0].stdin ?? '{}')
+  const sent = payload.messages[payload.messages.length - 1].toolUses[0]
+  expect(sent.input.file_path).toBe('big.txt')
+  expect(sent.input.content.length).toBe(2000)
 })

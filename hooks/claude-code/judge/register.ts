@@ -47,12 +47,26 @@ type Said = {
   toolResults?: unknown[]
 }
 
+// The judge reads paths, commands and descriptions of calls, never a file's whole content: long
+// strings in a call's input are cut, so a long session's conversation stays a small payload.
+const INPUT_CHARS = 2_000
+const TEXT_CHARS = 20_000
+
+function cut(value: unknown, depth = 0): unknown {
+  if (typeof value === 'string') return value.length <= INPUT_CHARS ? value : value.slice(0, INPUT_CHARS)
+  if (depth > 4 || value === null || typeof value !== 'object') return value
+  if (Array.isArray(value)) return value.slice(0, 100).map(item => cut(item, depth + 1))
+  const out: Record<string, unknown> = {}
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) out[key] = cut(item, depth + 1)
+  return out
+}
+
 /** The conversation as the judge reads it: words and calls, tool output left out. */
 function shape(messages: readonly Said[]) {
   return messages.map(m => ({
     role: m.role,
-    text: m.text,
-    toolUses: (m.toolUses ?? []).map(use => ({ tool: use.tool, input: use.input ?? {} })),
+    text: (m.text ?? '').slice(0, TEXT_CHARS),
+    toolUses: (m.toolUses ?? []).map(use => ({ tool: use.tool, input: cut(use.input ?? {}) })),
     toolResults: (m.toolResults ?? []).map(() => ({ text: '' })),
   }))
 }

@@ -398,3 +398,45 @@ def test_summary_by_hand_needs_a_saved_session(isolated: Path) -> None:
     run("init")
     result = run("fuse", "summary", "--session", "nobody", "--summary-file", str(summary))
     assert result.exit_code == 1 and "No fuse snapshot" in result.output
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {"delta.json": b"not json"},
+        {"snapshot.json": b"[" * 100_000 + b"]" * 100_000},
+        {"snapshot.json": json.dumps({"goal": {"nested": "object"}}).encode()},
+        {"snapshot.json": json.dumps({"open_items": "not a list"}).encode()},
+    ],
+    ids=["delta-not-json", "snapshot-deep", "goal-not-text", "items-not-a-list"],
+)
+def test_a_corrupt_record_arriving_by_sync_is_skipped_and_named(
+    isolated: Path, files: dict[str, bytes]
+) -> None:
+    from gitledger import fuse
+    from gitledger.ledger import Ledger
+
+    run("fuse", "save", "--transcript", str(TRANSCRIPT), "--session", "good")
+    run("fuse", "save", "--transcript", str(TRANSCRIPT), "--session", "bad")
+    ledger = Ledger.open(Path(os.environ["GITLEDGER_DIR"]))
+    ref = "refs/gitledger/fuse/bad"
+    tip = ledger.store.tip(ref)
+    assert tip is not None
+    tree = {"snapshot.json": b"{}", "format": b"1\n", **files}
+    ledger.store.write(ref, tree, "from a sync\n", ("x", "x@example.com"), [tip], tip)
+    (problem,) = fuse.problems(ledger)
+    assert problem[0] == ref and "session bad" in problem[2]
+    # status lists the good session and names the bad one on stderr; nothing crashes
+    status = run("fuse", "status", "--json")
+    assert status.exit_code == 0 and [r["session"] for r in json.loads(status.stdout)] == ["good"]
+    assert "session bad" in status.stderr
+    restore = run("fuse", "restore", "--hook", input=payload(session_id="bad"))
+    assert restore.exit_code == 0 and restore.stdout == "" and "session bad" in restore.stderr
+    by_hand = run("fuse", "restore", "--session", "bad", "--plain")
+    assert by_hand.exit_code != 0 and "session bad" in by_hand.output
+    # the next save starts afresh on top of it, and restores again
+    again = run("fuse", "save", input=payload(session_id="bad", transcript_path=str(TRANSCRIPT)))
+    assert again.exit_code == 0 and "afresh" in again.stderr
+    assert fuse.problems(ledger) == []
+    plain = run("fuse", "restore", "--session", "bad", "--plain")
+    assert plain.exit_code == 0 and "GOAL: Add a CSV export" in plain.stdout

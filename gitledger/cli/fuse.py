@@ -380,6 +380,7 @@ def setup_cmd(
 def status_cmd(ctx: click.Context, session: str | None, limit: int, as_json: bool) -> None:
     """List saved snapshots and their sizes."""
     from .. import fuse
+    from ..errors import CorruptRecord
 
     with errors(as_json):
         ledger = open_ledger(ctx)
@@ -401,7 +402,11 @@ def status_cmd(ctx: click.Context, session: str | None, limit: int, as_json: boo
         else:
             rows = []
             for name, _tip in fuse.sessions(ledger)[:limit]:
-                saved = fuse.load(ledger, name)
+                try:
+                    saved = fuse.load(ledger, name)
+                except CorruptRecord as exc:  # one bad record (from a sync) hides no other
+                    _hook_note("status", f"{exc} Skipped; its next save starts afresh.")
+                    continue
                 if saved is None:
                     continue
                 rows.append(

@@ -105,27 +105,109 @@ _FILES = (
 MAX_SUMMARY_BYTES = 200_000  # a compaction summary is 5-25 KB; more is not a summary
 
 
+MAX_RECORD_DEPTH = 16  # a snapshot nests 3 deep; a record nested deeper is not one of ours
+_STR_FIELDS = ("session", "source", "goal", "left_off", "plan", "last_action")
+_STR_LISTS = (
+    "goal_history",
+    "done_items",
+    "constraints",
+    "decisions",
+    "pitfalls",
+    "recent_requests",
+    "outcomes",
+    "answers",
+    "checks",
+    "files_edited",
+    "task_state",
+)
+
+
+def _json(raw: bytes, what: str) -> Any:
+    """A stored JSON document, or CorruptRecord naming it: invalid JSON, nested deeper than any
+    record we write (a record arriving by sync may hold anything), or not UTF-8."""
+    from ..errors import CorruptRecord
+
+    try:
+        value = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        reason = "nests too deeply" if isinstance(exc, RecursionError) else f"is not JSON ({exc})"
+        raise CorruptRecord(f"{what} {reason}.") from exc
+    if _depth(value) > MAX_RECORD_DEPTH:
+        raise CorruptRecord(f"{what} nests deeper than {MAX_RECORD_DEPTH} levels.")
+    return value
+
+
+def _depth(value: Any) -> int:
+    """How deep ``value`` nests, without recursion (a record may nest as deep as JSON allows)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            deepest = max(deepest, level)
+            if deepest > MAX_RECORD_DEPTH:
+                return deepest
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children)
+    return deepest
+
+
+def _snapshot_from(data: Any, what: str) -> Snapshot:
+    """A snapshot from its stored JSON, every field of the type the renderer reads, or
+    CorruptRecord: a record that would break a restore is refused when read, not when shown."""
+    from ..errors import CorruptRecord
+
+    problem = ""
+    if not isinstance(data, dict):
+        problem = f"holds a JSON {type(data).__name__}, not an object"
+    else:
+        for key in _STR_FIELDS:
+            if key in data and not isinstance(data[key], str):
+                problem = f"has a {key} that is not text"
+        for key in _STR_LISTS:
+            value = data.get(key, [])
+            if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+                problem = f"has a {key} that is not a list of texts"
+        for key, inner in (("open_items", "text"), ("subagent_results", "text"), ("specs", "ref")):
+            value = data.get(key, [])
+            if not isinstance(value, list) or not all(
+                isinstance(x, dict) and isinstance(x.get(inner), str) for x in value
+            ):
+                problem = f"has {key} of the wrong shape"
+    if not problem:
+        try:
+            snap = Snapshot.from_dict(data)
+            for spec in snap.specs:
+                if not all(isinstance(x, str) for x in [*spec.criteria, *spec.constraints]):
+                    raise TypeError("a spec's lines are not texts")
+            return snap
+        except (TypeError, ValueError, AttributeError) as exc:
+            problem = f"does not read as a snapshot ({exc})"
+    raise CorruptRecord(f"{what} {problem}.")
+
+
 def _read_saved(ledger: Ledger, session: str, commit: str) -> SavedSnapshot:
+    """One saved snapshot; CorruptRecord when its snapshot.json or delta.json does not read."""
     files = ledger.store.read_files(commit, _FILES)
+    what = f"Fuse snapshot {commit[:12]} of session {session}"
     raw = files.get("snapshot.json")
     snapshot = Snapshot(session=session)
     if raw:
-        try:
-            snapshot = Snapshot.from_dict(json.loads(raw))
-        except (ValueError, TypeError) as exc:
-            from ..errors import CorruptRecord
-
-            raise CorruptRecord(
-                f"Fuse snapshot {commit[:12]} of session {session} is not valid JSON ({exc})."
-            ) from exc
+        snapshot = _snapshot_from(_json(raw, what + " (snapshot.json)"), what + " (snapshot.json)")
     link_raw = files.get("link.json")
     link = None
     if link_raw:
         try:
-            link = json.loads(link_raw).get("task")
-        except (ValueError, AttributeError):
+            found = _json(link_raw, what + " (link.json)")
+            link = found.get("task") if isinstance(found, dict) else None
+            link = link if isinstance(link, str) else None
+        except LedgerError:
             link = None
     delta_raw = files.get("delta.json")
+    delta = _json(delta_raw, what + " (delta.json)") if delta_raw else {}
+    if not isinstance(delta, dict):
+        from ..errors import CorruptRecord
+
+        raise CorruptRecord(f"{what} (delta.json) is not a JSON object.")
     text = (files.get("restore.md") or b"").decode("utf-8", errors="replace")
     info = ledger.store.commit_info(commit)
     return SavedSnapshot(
@@ -134,12 +216,37 @@ def _read_saved(ledger: Ledger, session: str, commit: str) -> SavedSnapshot:
         snapshot=snapshot,
         trigger=(files.get("trigger") or b"").decode("utf-8", errors="replace").strip(),
         text=text,
-        delta=json.loads(delta_raw) if delta_raw else {},
+        delta=delta,
         link=link,
         time=info.time,
         bytes=len(raw or b""),
         summary=(files.get("summary.md") or b"").decode("utf-8", errors="replace"),
     )
+
+
+def _previous(ledger: Ledger, session: str, tip: str | None) -> SavedSnapshot | None:
+    """The snapshot a save builds on; a corrupt one (it may have arrived by sync) is skipped, so
+    the save starts fresh on top of it (said on stderr) and the ref's history stays as it was."""
+    if tip is None:
+        return None
+    try:
+        return _read_saved(ledger, session, tip)
+    except LedgerError as exc:
+        sys.stderr.write(f"gitledger: {exc} Starting this session's task line afresh.\n")
+        return None
+
+
+def problems(ledger: Ledger) -> list[tuple[str, str, str]]:
+    """(ref, commit, what is wrong) for every session whose latest snapshot does not read: the
+    fuse's part of ``gitledger verify``."""
+    found = []
+    for name, tip in ledger.store.refs(FUSE_REF_PREFIX):
+        session = name[len(FUSE_REF_PREFIX) :]
+        try:
+            _read_saved(ledger, session, tip)
+        except LedgerError as exc:
+            found.append((name, tip, str(exc)))
+    return found
 
 
 def load(ledger: Ledger, session: str) -> SavedSnapshot | None:
@@ -237,7 +344,7 @@ def save(
     trigger = clean(trigger)[:40] or "manual"
     with ledger.store.lock():
         tip = ledger.store.tip(refname)
-        previous = _read_saved(ledger, session, tip) if tip else None
+        previous = _previous(ledger, session, tip)
         snap = snapshot_file(
             Path(transcript), previous.snapshot if previous else None, session=session
         )
@@ -319,7 +426,7 @@ def link(ledger: Ledger, session: str, task: str, *, actor: str | None = None) -
     task_id = ledger.resolve(task)
     with ledger.store.lock():
         tip = ledger.store.tip(refname)
-        previous = _read_saved(ledger, session, tip) if tip else None
+        previous = _previous(ledger, session, tip)
         snap = previous.snapshot if previous else Snapshot(session=session)
         snap.task_id = task_id
         snap.task_state = task_lines(ledger, task_id)

@@ -15,22 +15,29 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from . import claude_code, codex, gemini, plain
-from ._lines import first_records, open_regular
+from ._lines import head_records, open_regular
 from .events import EVENT_KINDS, Event, ReadStats, ToolCall, Usage
 
 FORMATS = ("claude_code", "codex", "gemini", "plain")
 
 
+SNIFF_BYTES = 64 * 1024  # the format shows in the first records; a long line is not read whole
+
+
 def sniff(path: Path) -> str:
-    """The format of a transcript file: "claude_code", "codex", "gemini" or "plain" (the fallback)."""
+    """The format of a transcript file: "claude_code", "codex", "gemini" or "plain" (the fallback).
+
+    Reads only the first ``SNIFF_BYTES`` of the file: whole lines there are parsed, and a line
+    longer than that (a 30 MB tool result) is judged by the keys its head names, so sniffing
+    costs the same whatever the file holds."""
     try:
         with open_regular(path) as handle:
-            head = handle.read(4_096)
+            head = handle.read(SNIFF_BYTES)
     except OSError:
         head = b""
-    if gemini.looks_like(head):
+    if gemini.looks_like(head[:4_096]):
         return "gemini"
-    for record in first_records(Path(path)):
+    for record in head_records(head):
         rtype = record.get("type")
         rtype = rtype if isinstance(rtype, str) else None  # a list or dict is unhashable
         if rtype in codex.CODEX_TYPES and "payload" in record:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,12 +89,32 @@ def records(path: Path, stats: ReadStats) -> Iterator[tuple[int, dict[str, Any]]
         yield number, value
 
 
-def first_records(path: Path, limit: int = 20) -> list[dict[str, Any]]:
-    """The first few JSON objects of a file, for sniffing its format."""
+_KEYS = ("type", "payload", "sessionId", "uuid", "role", "content")
+_TYPE_RE = re.compile(rb'"type"\s*:\s*"([A-Za-z0-9_.-]{1,64})"')
+
+
+def head_records(head: bytes, limit: int = 20) -> list[dict[str, Any]]:
+    """The JSON objects on the whole lines of ``head`` (the first bytes of a file), at most
+    ``limit``; the line ``head`` cuts off is sketched from its keys (its first ``"type"`` value
+    and which of the keys a format is told by it names), never parsed whole."""
     out: list[dict[str, Any]] = []
-    stats = ReadStats()
-    for _, record in records(path, stats):
-        out.append(record)
-        if len(out) >= limit:
-            break
+    lines = head.split(b"\n")
+    cut_off = lines.pop()  # after the last newline: a line that goes on past the head
+    for line in lines:
+        stripped = line.strip()
+        if not stripped:
+            continue
+        try:
+            value = json.loads(stripped.decode("utf-8", errors="replace"))
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            out.append(value)
+            if len(out) >= limit:
+                return out
+    if cut_off.lstrip().startswith(b"{"):
+        sketch: dict[str, Any] = {k: True for k in _KEYS if b'"%s"' % k.encode() in cut_off}
+        found = _TYPE_RE.search(cut_off)
+        sketch["type"] = found.group(1).decode() if found else None
+        out.append(sketch)
     return out

@@ -7,10 +7,13 @@ Targets, each run in its own worker process so one crash does not hide the other
 - ``transcript_json``: the same, but with JSON lines built from the fuzzer's bytes out of the keys
   and values real transcripts use (random bytes rarely make valid JSON, let alone a tool call).
 - ``record``: ``model.decode_record`` on random bytes and on JSON objects with Task's keys.
-- ``hook``: hook payloads: ``fuse.read_hook_payload`` and the judge's entry points
-  (``step_from_payload``, ``context_from_messages``) on what it returns.
-- ``settings``: the settings merges: ``fuse`` setup (parse and merge for every agent) and
-  ``mcp setup`` (JSON and TOML) on random and malformed text.
+- ``hook``: hook payloads: ``hooks.read_payload`` (plain and strict), ``text_field``,
+  ``transcript_file`` and the judge's entry points (``step_from_payload``,
+  ``context_from_messages``) on what it returns.
+- ``settings``: the settings merges of ``gitledger setup`` for every agent with hooks (with
+  ``--sync``): the JSON round trip keeps every value as written, install is idempotent, keeps
+  every key but ``hooks``, and uninstall after install equals uninstall; ``mcp setup`` (JSON and
+  TOML) on random and malformed text.
 - ``cli``: random arguments to ``task create`` and ``task update`` through click's CliRunner
   against a real ledger: never a traceback, exit code always 0, 1, 2 or 3.
 - ``hook_cli``: random hook payloads (sometimes naming a real, random transcript) into the
@@ -355,16 +358,31 @@ def _task_skeleton() -> dict[str, Any]:
 
 class HookTarget(Target):
     def run(self, data: bytes, provider: Callable[[bytes], Any]) -> None:
-        from gitledger import fuse, judge
+        import io
+
+        from gitledger import hooks, judge
         from gitledger.errors import LedgerError
 
         if data[:1] in (b"{", b"[", b" ") or not data:
-            payload = fuse.read_hook_payload(data.decode("utf-8", "replace"))
+            raw = data
         else:
-            text = json.dumps(json_object(provider(data)))
-            payload = fuse.read_hook_payload(text)
+            raw = json.dumps(json_object(provider(data))).encode()
+        # The one reader every hook uses: an object always, or with strict a gitledger error.
+        payload = hooks.read_payload(io.BytesIO(raw))
         if not isinstance(payload, dict):
-            raise AssertionError("read_hook_payload returned a non-object")
+            raise AssertionError("read_payload returned a non-object")
+        try:
+            hooks.read_payload(io.BytesIO(raw), strict=True)
+        except LedgerError:
+            pass
+        for key in ("session_id", "cwd", "trigger"):
+            value = hooks.text_field(payload, key)
+            if value is not None:
+                value.encode("utf-8")  # usable text, or None
+        try:
+            hooks.transcript_file(payload.get("transcript_path"))
+        except LedgerError:
+            pass
         step = payload.get("step")
         for entry in (
             # The CLI hands step_from_payload a mapping only (it refuses any other "step").
@@ -377,8 +395,20 @@ class HookTarget(Target):
                 pass
 
 
+def _without_empty_events(settings: dict[str, Any]) -> dict[str, Any]:
+    """Settings with events of no hooks (``"Stop": []``) left out: an empty list setup filled and
+    emptied again goes away, and means what no key means."""
+    hooks = settings.get("hooks")
+    if not isinstance(hooks, dict):
+        return settings
+    kept = {k: v for k, v in hooks.items() if v != []}
+    rest = {k: v for k, v in settings.items() if k != "hooks"}
+    return {**rest, "hooks": kept} if kept else rest
+
+
 class SettingsTarget(Target):
     def run(self, data: bytes, provider: Callable[[bytes], Any]) -> None:
+        from gitledger.agents import install
         from gitledger.agents import settings as agent_settings
         from gitledger.cli.mcp import merge_json_config, merge_toml_config
         from gitledger.errors import InvalidInput
@@ -393,15 +423,34 @@ class SettingsTarget(Target):
             text = data.decode("utf-8", "replace")
         where = self.workdir / "settings.json"
         try:
-            settings = agent_settings._parse_settings(where, text)
+            settings = agent_settings.parse_json(where, text)
         except InvalidInput:
             settings = None
         if settings is not None:
+            # What is written back parses to what was read (numbers kept as written).
+            if (
+                agent_settings.parse_json(where, agent_settings.dump_json(settings, text))
+                != settings
+            ):
+                raise AssertionError("settings JSON does not round-trip")
             for agent in ("claude", "codex", "gemini"):
-                merged = agent_settings.merge_settings(settings, agent)
-                if agent_settings.merge_settings(merged, agent) != merged:
-                    raise AssertionError("fuse setup is not idempotent")
-                agent_settings.merge_settings(merged, agent, uninstall=True)
+                wanted = install.wanted_hooks(agent, sync="origin")
+                managed = agent_settings.KNOWN_COMMANDS
+                try:
+                    merged = agent_settings.merge_hooks(settings, agent, wanted, managed=managed)
+                except InvalidInput:
+                    continue  # 'hooks' of a shape we refuse to touch
+                again = agent_settings.merge_hooks(merged, agent, wanted, managed=managed)
+                if again != merged:
+                    raise AssertionError("setup is not idempotent")
+                if {k: v for k, v in merged.items() if k != "hooks"} != {
+                    k: v for k, v in settings.items() if k != "hooks"
+                }:
+                    raise AssertionError("setup changed a key other than hooks")
+                removed = agent_settings.merge_hooks(merged, agent, [], managed=managed)
+                original = agent_settings.merge_hooks(settings, agent, [], managed=managed)
+                if _without_empty_events(removed) != _without_empty_events(original):
+                    raise AssertionError("uninstall after install is not uninstall")
         for merge in (
             lambda: merge_json_config(text, where, {"command": "gitledger", "args": ["mcp"]}),
             lambda: merge_toml_config(text, where, '[mcp_servers.gitledger]\ncommand = "g"\n'),

@@ -317,3 +317,60 @@ def test_mcp_setup_command_on_random_files_never_overwrites_a_refused_one(
     assert result.exit_code in (0, 2), result.output
     if result.exit_code != 0:
         assert path.read_bytes() == before
+
+
+# --- gitledger setup's merges and the one hook payload reader ---------------------------------
+
+
+def _without_empty_events(value: dict[str, Any]) -> dict[str, Any]:
+    hooks = value.get("hooks")
+    if not isinstance(hooks, dict):
+        return value
+    kept = {k: v for k, v in hooks.items() if v != []}
+    rest = {k: v for k, v in value.items() if k != "hooks"}
+    return {**rest, "hooks": kept} if kept else rest
+
+
+@FAST
+@given(text=settings_texts, agent=st.sampled_from(["claude", "codex", "gemini"]))
+def test_setup_merge_round_trips_is_idempotent_and_undoes_itself(text: str, agent: str) -> None:
+    from gitledger.agents import install
+    from gitledger.agents import settings as agent_settings
+
+    where = Path("settings.json")
+    try:
+        value = agent_settings.parse_json(where, text)
+    except InvalidInput:
+        return
+    assert agent_settings.parse_json(where, agent_settings.dump_json(value, text)) == value
+    wanted = install.wanted_hooks(agent, sync="origin")
+    managed = agent_settings.KNOWN_COMMANDS
+    try:
+        merged = agent_settings.merge_hooks(value, agent, wanted, managed=managed)
+    except InvalidInput:
+        return  # 'hooks' is not an object: refused, nothing written
+    assert agent_settings.merge_hooks(merged, agent, wanted, managed=managed) == merged
+    assert {k: v for k, v in merged.items() if k != "hooks"} == {
+        k: v for k, v in value.items() if k != "hooks"
+    }
+    undone = agent_settings.merge_hooks(merged, agent, [], managed=managed)
+    plain = agent_settings.merge_hooks(value, agent, [], managed=managed)
+    assert _without_empty_events(undone) == _without_empty_events(plain)
+
+
+@FAST
+@given(raw=st.binary(max_size=400) | json_values.map(lambda v: json.dumps(v).encode()))
+def test_the_hook_payload_reader_returns_an_object_or_refuses(raw: bytes) -> None:
+    import io
+
+    from gitledger import hooks
+
+    payload = hooks.read_payload(io.BytesIO(raw))
+    assert isinstance(payload, dict)
+    try:
+        assert hooks.read_payload(io.BytesIO(raw), strict=True) == payload
+    except InvalidInput:
+        assert payload == {}
+    for key in payload:
+        value = hooks.text_field(payload, key)
+        assert value is None or (isinstance(value, str) and "\x00" not in value)

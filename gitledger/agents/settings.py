@@ -461,7 +461,7 @@ def merge_hooks(
         if i in satisfied:
             continue
         current = hooks.get(event)
-        if current is not None and not isinstance(current, list):
+        if event in hooks and not isinstance(current, list):  # null too: not ours to replace
             if notes is not None:
                 notes.append(
                     f"'{event}' is set to {json.dumps(current)[:40]}, not a list of hook groups; "

@@ -12,6 +12,8 @@ a hook). They are local to the machine: sync does not carry them.
 - ``sync.fuse`` (default ``true``; ``GITLEDGER_SYNC_FUSE``): whether sync carries fuse snapshots
   (``refs/gitledger/fuse/*``) and memory (``refs/gitledger/memory/*``). ``false`` keeps both on
   this machine; tasks still travel.
+- ``tasklist.mirror`` (default ``true``; ``GITLEDGER_TASKLIST_MIRROR``): whether ``gitledger hook
+  tasklist`` mirrors the agent's own task list (TaskCreate/TaskUpdate/TodoWrite) into subtasks.
 """
 
 from __future__ import annotations
@@ -50,6 +52,12 @@ SETTINGS: dict[str, Setting] = {
             "GITLEDGER_SYNC_FUSE",
             "whether sync carries fuse snapshots and memory (true/false)",
         ),
+        Setting(
+            "tasklist.mirror",
+            "true",
+            "GITLEDGER_TASKLIST_MIRROR",
+            "whether the agent's own task list is mirrored into subtasks (true/false)",
+        ),
     )
 }
 
@@ -84,7 +92,7 @@ def _check(name: str, value: str) -> None:
         )
     if name == "claim.lease":
         parse_duration(value, name)
-    elif name == "sync.fuse":
+    elif name in ("sync.fuse", "tasklist.mirror"):
         parse_bool(value, name)
 
 
@@ -118,3 +126,7 @@ def claim_lease(store: GitStore) -> float:
 
 def sync_fuse(store: GitStore) -> bool:
     return parse_bool(get(store, "sync.fuse"), "sync.fuse")
+
+
+def tasklist_mirror(store: GitStore) -> bool:
+    return parse_bool(get(store, "tasklist.mirror"), "tasklist.mirror")

@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "where": "gitledger.cli.core:where_cmd",
     "verify": "gitledger.cli.core:verify_cmd",
     "log": "gitledger.cli.log:log_cmd",
+    "hook": "gitledger.cli.hook:hook_group",
     "repair": "gitledger.cli.core:repair_cmd",
     "config": "gitledger.cli.config:config_cmd",
     "demo": "gitledger.cli.demo:demo_cmd",
@@ -164,6 +165,19 @@ def main() -> None:
         # Run as an agent's hook, exit 2 means "block": Claude Code refuses to compact when a
         # PreCompact hook exits 2. A usage error (an old install, an unknown option) must not do
         # that, and click fails before any command could catch it, so it is mapped here.
-        if exc.code == 2 and "--hook" in sys.argv[1:]:
+        if exc.code == 2 and _as_hook(sys.argv[1:]):
             sys.exit(1)
         raise
+
+
+def _as_hook(args: list[str]) -> bool:
+    """Whether this run is an agent's hook: ``--hook`` anywhere, or the ``hook`` command."""
+    if "--hook" in args:
+        return True
+    rest = iter(args)
+    for arg in rest:
+        if arg in ("--ledger", "--actor"):
+            next(rest, None)  # the option's value
+        elif not arg.startswith("-"):
+            return arg == "hook"
+    return False

@@ -15,9 +15,10 @@ from gitledger.transfer import MAX_LINE_BYTES, export_tasks, import_tasks, read_
 THREE = [
     {"ref": "api", "goal": "Design the API", "notes": ["plain note"],
      "decisions": [{"text": "REST, not gRPC"}]},
-    {"id": "impl", "goal": "Implement it", "parent": "api", "dependencies": ["api"],
+    {"id": "impl", "goal": "Implement it", "parent": "ship", "dependencies": ["api"],
      "evidence": ["unit tests pass"]},
-    {"goal": "Ship", "dependencies": ["impl", "api"], "labels": ["release"], "priority": 1},
+    {"ref": "ship", "goal": "Ship", "dependencies": ["impl", "api"], "labels": ["release"],
+     "priority": 1},
 ]  # fmt: skip
 
 
@@ -35,7 +36,7 @@ def test_a_hand_written_three_line_file_imports(ledger: Ledger, tmp_path: Path) 
     api, impl, ship = tasks["Design the API"], tasks["Implement it"], tasks["Ship"]
     assert [n.text for n in api.notes] == ["plain note"]
     assert [d.text for d in api.decisions] == ["REST, not gRPC"]
-    assert impl.parent == api.id and impl.dependencies == [api.id]
+    assert impl.parent == ship.id and impl.dependencies == [api.id]  # a later line, by ref
     assert impl.evidence[0].task_id == impl.id
     assert ship.dependencies == [impl.id, api.id] and ship.labels == ["release"]
     assert ship.priority == 1

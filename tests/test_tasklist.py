@@ -141,7 +141,7 @@ def test_a_rename_and_a_gate_refusal_never_fail_the_agent(ledger: Ledger) -> Non
     task = by_goal(ledger)["Write the streaming parser"]
     assert "renamed" in task.decisions[0].text
     blocker = ledger.create("Something else first")
-    ledger.update(task.id, dependencies_add=[blocker.id])
+    ledger.update(task.id, add_dependencies=[blocker.id])
     out = run_cli(
         "hook", "tasklist", input=json.dumps(update(1, "completed", moved_from="pending"))
     )

@@ -352,3 +352,21 @@ def test_stop_hook_never_fails_the_agent() -> None:
     result = run_cli("judge", "turn", "--hook", input="{not json")
     assert result.returncode == 0
     assert "nothing decided" in result.stderr
+
+
+def test_a_damaged_judge_state_reads_as_fresh_and_the_next_write_repairs_it(tmp_path: Path) -> None:
+    from gitledger.ledger import Ledger
+
+    ledger = Ledger.init(tmp_path / "ledger")
+    refname = judge.judge_ref("s-1")
+    with ledger.store.lock():
+        ledger.store.write(
+            refname, {"state.json": b"{not json"}, "damaged\n", ledger.author(), [], None
+        )
+    assert judge.load_state(ledger, "s-1").model_spend == {}
+    state = judge.record_spend(ledger, "s-1", input_tokens=5, output_tokens=1)
+    assert state.model_spend == {"calls": 1, "failures": 0, "input_tokens": 5, "output_tokens": 1}
+    assert judge.load_state(ledger, "s-1").model_spend["calls"] == 1
+    # The settings are read straight from the store, the same document reader.
+    judge.save_config(ledger, {"floor": "40"})
+    assert judge.config_at(ledger.store.path).floor == 40.0

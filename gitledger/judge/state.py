@@ -132,30 +132,39 @@ def judge_ref(session: str) -> str:
     return JUDGE_REF_PREFIX + check_session(session)
 
 
-def _read_json(ledger: Any, refname: str) -> tuple[dict[str, Any] | None, str | None]:
-    import json
+STATE_FILE = "state.json"
 
-    tip = ledger.store.tip(refname)
-    if tip is None:
+
+def _read_store(store: Any, refname: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The JSON document on ``refname`` and its tip; (None, None) when the ref does not exist,
+    ({}, tip) when it is damaged (the next write starts fresh)."""
+    from ..gitstore.documents import read_document
+
+    document = read_document(store, refname, STATE_FILE)
+    if document.tip is None:
         return None, None
-    raw = ledger.store.read_files(tip, ("state.json",)).get("state.json")
-    try:
-        data = json.loads(raw or b"{}")
-    except ValueError:
-        data = {}
-    return (data if isinstance(data, dict) else {}), tip
+    return document.data, document.tip
+
+
+def _read_json(ledger: Any, refname: str) -> tuple[dict[str, Any] | None, str | None]:
+    return _read_store(ledger.store, refname)
 
 
 def _write_json(
     ledger: Any, refname: str, data: Mapping[str, Any], message: str, tip: str | None
 ) -> None:
-    import json
+    from ..gitstore.documents import write_document
 
-    files = {
-        "FORMAT": f"{STATE_FORMAT}\n".encode(),
-        "state.json": json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True).encode(),
-    }
-    ledger.store.write(refname, files, message, ledger.author(), [tip] if tip else [], tip)
+    write_document(
+        ledger.store,
+        refname,
+        STATE_FILE,
+        data,
+        message,
+        ledger.author(),
+        expected_tip=tip,
+        extra={"FORMAT": f"{STATE_FORMAT}\n".encode()},
+    )
 
 
 def config_at(path: Any) -> JudgeConfig:
@@ -167,27 +176,26 @@ def config_at(path: Any) -> JudgeConfig:
     from ..gitstore import GitStore
 
     if not (Path(path) / "HEAD").exists():
-        return load_config(None)
-
-    class _Store:
-        store = GitStore(Path(path))
-
-    return load_config(_Store())
+        return _with_env(JudgeConfig())
+    data, _ = _read_store(GitStore(Path(path)), CONFIG_REF)
+    return _with_env(JudgeConfig.from_dict(data) if data else JudgeConfig())
 
 
 def load_config(ledger: Any | None) -> JudgeConfig:
+    """The ledger's judge settings (the defaults without a ledger), GITLEDGER_JUDGE applied."""
+    data = _read_json(ledger, CONFIG_REF)[0] if ledger is not None else None
+    return _with_env(JudgeConfig.from_dict(data) if data else JudgeConfig())
+
+
+def _with_env(config: JudgeConfig) -> JudgeConfig:
+    """GITLEDGER_JUDGE=0 turns the judge off for one process without changing the settings."""
     import os
 
-    config = JudgeConfig()
-    if ledger is not None:
-        data, _ = _read_json(ledger, CONFIG_REF)
-        if data:
-            config = JudgeConfig.from_dict(data)
     env = os.environ.get("GITLEDGER_JUDGE")
     if env is not None and env.strip():
         try:
             if not _parse_bool(env):
-                config = JudgeConfig(**{**config.__dict__, "enabled": False})
+                return JudgeConfig(**{**config.__dict__, "enabled": False})
         except ValueError:
             pass
     return config

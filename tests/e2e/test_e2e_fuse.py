@@ -158,3 +158,64 @@ def test_without_a_ledger_the_plugin_says_how_to_start_one(session: ClaudeSessio
     startup = [r for r in session.hook_runs() if r["hookName"] == "SessionStart:startup"]
     assert startup and startup[0]["exitCode"] == 0
     assert "gitledger init" in session.standin.of_kind("main")[0].messages_text()
+
+
+def fuse_file(session: ClaudeSession, name: str) -> str:
+    ledger = os.environ["GITLEDGER_DIR"]
+    done = subprocess.run(
+        ["git", "--git-dir", ledger, "show", f"refs/gitledger/fuse/{session.session_id}:{name}"],
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout if done.returncode == 0 else ""
+
+
+def test_the_summary_is_steered_recorded_and_complemented(session: ClaudeSession) -> None:
+    """PreCompact's text reaches the request that asks for the summary; PostCompact's summary is
+    committed beside the snapshot; the first request after /compact carries the complement."""
+    install_plugin(session)
+    scenario.play(session)
+    mark = session.standin.mark()
+    session.compact()
+    (summary_request,) = session.standin.since(mark, "compact")
+    asked = summary_request.messages_text()
+    assert "[gitledger fuse] Points this conversation holds" in asked
+    assert "~~~ quoted-from-conversation" in asked
+    assert missing(["invoices page", "pandas", "German Excel"], asked) == []
+    # PostCompact: the summary the stand-in wrote is in the snapshot's commit
+    assert "worked on some files" in fuse_file(session, "summary.md")
+    assert "leaves out" in fuse_file(session, "restore.md").splitlines()[0]
+    mark = session.standin.mark()
+    session.standin.script(Reply([text("Continuing.")]))
+    session.run("Continue.")
+    after = session.standin.since(mark, "main")[0].messages_text()
+    assert "What the compaction summary above leaves out" in after
+    assert missing(scenario.PROBES.values(), after) == []
+
+
+PROSE_PLAN = (
+    "Here is how I will do it. First I will move the tariff tables into tariffs.toml so finance "
+    "can edit them, then I will make the quote engine read them at startup, and after that I "
+    "will add a golden test that prices the Kestrel order at 1,482.50 euros."
+)
+
+
+def _play_prose_plan(session: ClaudeSession) -> str:
+    session.standin.script(Reply([text(PROSE_PLAN)]))
+    session.run("Make the quote engine's tariffs editable without a release.")
+    session.standin.script(Reply([text("Started on the first step.")]))
+    session.run("Sounds good, go ahead.")
+    session.standin.script(Reply([text("The tables are moved.")]))
+    session.run("Keep going.")
+    return first_request_after_compaction(session).messages_text()
+
+
+def test_a_plan_stated_in_prose_survives_compaction(
+    claude_bin: Path, tmp_path: Path, session: ClaudeSession
+) -> None:
+    """Claude Code 2.1.332 in -p mode has no TodoWrite: the plan is only the assistant's prose."""
+    probes = ["tariffs.toml", "golden test", "1,482.50"]
+    bare = ClaudeSession(claude=claude_bin, standin=session.standin, root=tmp_path / "bare")
+    assert missing(probes, _play_prose_plan(bare)) == probes  # lost without the fuse
+    install_plugin(session)
+    assert missing(probes, _play_prose_plan(session)) == []

@@ -21,9 +21,10 @@ serialization point every machine agrees on. Nothing here forces a ref, anywhere
   server accepted the push. If another machine's push landed first, the local claim commit (which
   never counted) is dropped, the remote's version comes in and the claim fails as a conflict.
 
-Refs other than tasks (fuse snapshots, memory, idempotency keys) are created and fast-forwarded the
-same way; if one diverged, sync keeps the local tip, does not push it and reports it, because only
-tasks have a record format this module knows how to merge.
+Refs other than tasks are created and fast-forwarded the same way; a diverged fuse snapshot is
+merged by ``fuse.store.merge_saved`` and a diverged memory fact by ``memory.merge_facts``. Any other
+diverged ref is kept at the local tip, not pushed, and reported in ``unmerged`` (the CLI exits 3).
+With ``sync.fuse=false`` (``settings.py``) fuse and memory refs are never pushed.
 """
 
 from __future__ import annotations
@@ -49,7 +50,16 @@ from .gitstore import RefMoved
 from .ledger import Ledger
 from .merge import merge_tasks, new_conflicts
 from .model import ID_PATTERN, Task, now_iso, read_record
-from .refs import LEDGER_PREFIX, LEDGER_REFSPEC, MEMORY_PREFIX, STAGING_ROOT, TASKS_PREFIX, task_ref
+from .refs import (
+    FUSE_PREFIX,
+    LEDGER_PREFIX,
+    LEDGER_REFSPEC,
+    MEMORY_CONFIG_REF,
+    MEMORY_PREFIX,
+    STAGING_ROOT,
+    TASKS_PREFIX,
+    task_ref,
+)
 
 DEFAULT_REMOTE = "origin"
 MAX_ATTEMPTS = 8
@@ -196,7 +206,7 @@ def _integrate(
             if ours is None or gitstore.is_ancestor(store, ours, theirs):
                 action = "create" if ours is None else "forward"
             else:
-                mergeable = task_id is not None or ref.startswith(MEMORY_PREFIX)
+                mergeable = task_id is not None or ref.startswith((MEMORY_PREFIX, FUSE_PREFIX))
                 action = "merge" if mergeable else "diverged"
         except LedgerError as exc:
             damaged.append(exc.message)
@@ -218,6 +228,11 @@ def _integrate(
                 local[ref] = theirs
                 if ref in incoming:
                     written.append((*incoming[ref], theirs))
+            elif action == "merge" and ours is not None and ref.startswith(FUSE_PREFIX):
+                from .fuse.store import merge_saved
+
+                local[ref] = merge_saved(ledger, ref[len(FUSE_PREFIX) :], ours, theirs)
+                report.merged.append(ref)
             elif action == "merge" and ours is not None and ref.startswith(MEMORY_PREFIX):
                 _merge_fact_ref(ledger, ref, ours, theirs, report)
                 local[ref] = store.tip(ref) or ours
@@ -399,6 +414,10 @@ def _push_plan(
     """
     store = ledger.store
     updates: list[tuple[str, str, str | None]] = []
+    from .settings import sync_fuse
+
+    # sync.fuse=false: transcript-derived refs (snapshots, memory) stay on this machine
+    private = () if sync_fuse(store) else (FUSE_PREFIX, MEMORY_PREFIX, MEMORY_CONFIG_REF)
     if only is not None:
         refs = [(only, store.tip(only) or "")]
     elif local is not None:
@@ -406,7 +425,7 @@ def _push_plan(
     else:
         refs = store.refs(LEDGER_PREFIX)
     for ref, tip in refs:
-        if not tip:
+        if not tip or (private and ref.startswith(private)):
             continue
         theirs = remote_tips.get(ref)
         if theirs == tip:

@@ -325,3 +325,67 @@ def test_evidence_citing_a_commit_only_the_other_machine_has_is_unverified(
     )
     subprocess.run(["git", "-C", str(b.clone), "pull", "-q"], check=True, env=b.env)
     assert "UNVERIFIED" not in b.ok("verify")
+
+
+def transcript(path: Path, session: str, texts: list[str]) -> Path:
+    lines = [
+        {"type": "user", "sessionId": session, "timestamp": f"2026-12-01T10:0{i}:00.000Z",
+         "message": {"role": "user", "content": text}}
+        for i, text in enumerate(texts)
+    ]  # fmt: skip
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    return path
+
+
+def test_a_fuse_ref_saved_on_both_machines_converges(machines: tuple[Machine, Machine]) -> None:
+    a, b = machines
+    a.ok("fuse", "save", "--session", "shared", "--transcript",
+         str(transcript(a.clone / "t.jsonl", "shared", ["Make the lexer streaming"])))  # fmt: skip
+    a.ok("sync")
+    b.ok("sync")
+    # The same session saved again on both machines before either syncs: the ref diverges.
+    a.ok("fuse", "save", "--session", "shared", "--transcript",
+         str(transcript(a.clone / "t.jsonl", "shared",
+                        ["Make the lexer streaming", "Keep the old API as a wrapper"])))  # fmt: skip
+    b.ok("fuse", "save", "--session", "shared", "--transcript",
+         str(transcript(b.clone / "t.jsonl", "shared",
+                        ["Make the lexer streaming", "Keep the old API as a wrapper",
+                         "Now make the parser streaming too"])))  # fmt: skip
+    a.ok("sync")
+    out = b.run("sync")
+    assert out.returncode == 0, (out.stdout, out.stderr)
+    assert "diverged" not in out.stdout
+    a.ok("sync")
+    b.ok("sync")
+    ref = "refs/gitledger/fuse/shared"
+    tips = {
+        m.name: subprocess.run(
+            ["git", "--git-dir", m.ok("where").strip(), "rev-parse", ref],
+            check=True, capture_output=True, text=True,
+        ).stdout.strip()
+        for m in (a, b)
+    }  # fmt: skip
+    assert tips["laptop"] == tips["desktop"], tips
+    restored = a.ok("fuse", "restore", "--session", "shared", "--plain")
+    assert "parser streaming" in restored  # b's later request reached a
+
+
+def test_sync_fuse_false_keeps_snapshots_and_memory_local(
+    machines: tuple[Machine, Machine],
+) -> None:
+    a, b = machines
+    a.ok("config", "sync.fuse=false")
+    a.ok("remember", "The staging server needs VPN", "--kind", "pitfall")
+    a.ok("fuse", "save", "--session", "private", "--transcript",
+         str(transcript(a.clone / "t.jsonl", "private", ["Rotate the deploy keys"])))  # fmt: skip
+    task_id = json.loads(a.ok("task", "create", "Tasks still travel", "--json"))["id"]
+    a.ok("sync")
+    b.ok("sync")
+    listed = subprocess.run(
+        ["git", "ls-remote", str(a.clone.parent.parent / "served" / "project.git")],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert f"refs/gitledger/tasks/{task_id}" in listed
+    assert "refs/gitledger/fuse/" not in listed and "refs/gitledger/memory/" not in listed
+    assert b.task(task_id)["goal"] == "Tasks still travel"
+    assert "sync.fuse = false" in a.ok("config")

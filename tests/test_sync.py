@@ -423,7 +423,7 @@ def test_stale_claim_loses_and_is_dropped(tmp_path: Path) -> None:
 def test_diverged_non_task_ref_is_kept_and_reported(tmp_path: Path) -> None:
     remote = tmp_path / "remote.git"
     a, b = make_ledger(tmp_path / "a"), make_ledger(tmp_path / "b")
-    ref = f"{PREFIX}fuse/session-1"
+    ref = f"{PREFIX}judge/session-1"  # a kind sync cannot merge (fuse and memory refs it can)
     for ledger, text in ((a, b"from a"), (b, b"from b")):
         ledger.store.write(ref, {"snap": text}, "snapshot", ("t", "t@x"), [], None)
     sync.sync(a, str(remote))
@@ -434,6 +434,11 @@ def test_diverged_non_task_ref_is_kept_and_reported(tmp_path: Path) -> None:
     out = run_cli("--ledger", str(b.path), "backup", str(remote))
     assert out.returncode == 3
     assert "gitledger sync" in out.stderr
+    # sync itself says so and exits non-zero: a stranded ref is not a success
+    out = run_cli("--ledger", str(b.path), "sync", str(remote))
+    assert out.returncode == 3
+    assert "diverged, kept local and not pushed: refs/gitledger/judge/session-1" in out.stdout
+    assert "cannot merge" in out.stderr
 
 
 def ledger_blob(ledger: Ledger, ref: str) -> bytes | None:

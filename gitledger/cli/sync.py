@@ -90,6 +90,13 @@ def _finish(report: SyncReport, as_json: bool, verb: str) -> None:
             raise CorruptRecord(
                 "'verify' found damaged records (listed above); restore those from another backup."
             )
+        if report.unmerged:
+            raise RemoteMoved(
+                f"{len(report.unmerged)} ref(s) diverged and gitledger cannot merge their kind "
+                f"(first: {report.unmerged[0]}): kept here, not pushed, nothing lost. Keep one "
+                f"side (git --git-dir LEDGER update-ref REF TIP, LEDGER from 'gitledger where') "
+                f"and sync again."
+            )
 
 
 @click.command("backup")

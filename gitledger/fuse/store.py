@@ -376,6 +376,48 @@ def save(
     )
 
 
+def merge_snapshots(older: Snapshot, newer: Snapshot) -> Snapshot:
+    """Two machines' snapshots of one session joined: every list keeps both sides' items (the
+    older side's first, then what only the newer one has), counters take the larger, and every
+    other field (the goal, where it left off, the plan, the linked task) comes from the newer."""
+    a, b = older.to_dict(), newer.to_dict()
+    out: dict[str, Any] = {}
+    for key, value in b.items():
+        before = a.get(key)
+        if isinstance(value, list) and isinstance(before, list):
+            seen = {json.dumps(v, sort_keys=True) for v in before}
+            out[key] = before + [v for v in value if json.dumps(v, sort_keys=True) not in seen]
+        elif isinstance(value, int) and isinstance(before, int) and key != "format":
+            out[key] = max(value, before)
+        else:
+            out[key] = value
+    return Snapshot.from_dict(out)
+
+
+def merge_saved(ledger: Ledger, session: str, ours_tip: str, theirs_tip: str) -> str:
+    """Join a fuse ref that diverged (the same session saved on two machines) in a merge commit
+    with both tips as parents; the newer snapshot (by its transcript's last timestamp, then
+    commit time) gives the goal. Returns the commit. The caller holds the writer lock."""
+    ours = _read_saved(ledger, session, ours_tip)
+    theirs = _read_saved(ledger, session, theirs_tip)
+
+    def age(saved: SavedSnapshot) -> tuple[str, int, str]:
+        return (saved.snapshot.last_timestamp or "", saved.time, saved.commit)
+
+    older, newer = sorted((ours, theirs), key=age)
+    snap = merge_snapshots(older.snapshot, newer.snapshot)
+    link = newer.link or older.link
+    changes = delta(ours.snapshot, snap)
+    files, _text = _snapshot_files(snap, "merge", changes, link)
+    message = (
+        f"fuse merge: session {cut(clean(session), 40)} saved on two machines\n\n"
+        f"The goal is from the newer save ({newer.commit[:12]}); both sides' items are kept.\n"
+    )
+    return ledger.store.write(
+        fuse_ref(session), files, message, ledger.author(), [ours_tip, theirs_tip], ours_tip
+    )
+
+
 def _snapshot_files(
     snap: Snapshot, trigger: str, delta: dict[str, Any], link: str | None
 ) -> tuple[dict[str, bytes], str]:

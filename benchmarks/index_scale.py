@@ -243,12 +243,11 @@ def measure(size: int, repeat: int, work: Path) -> dict[str, Any]:
 def in_process(ledger_path: Path, word: str, repeat: int = 21) -> dict[str, float]:
     """The index's own work, in one process after start-up: median milliseconds per call."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from gitledger.index import ledger_index
     from gitledger.ledger import Ledger
 
     ledger = Ledger.open(ledger_path)
     some = ledger.inbox(1)[0].id
-    idx = ledger_index(ledger)
+    idx = ledger.index()
     assert idx is not None
     calls = {
         "refresh_nothing_moved": idx.refresh,

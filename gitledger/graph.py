@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidInput, MissingTool, StorageError
-from .index import OPEN_STATUSES, index_for
+from .index import OPEN_STATUSES
 from .text import one_line
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def task_graph(ledger: Ledger, task_id: str | None = None, *, limit: int = 300) 
     refuse, but a merge or foreign writer could make) is drawn, never followed forever."""
     from .ledger import Ledger as _Ledger
 
-    idx = index_for(ledger)
+    idx = ledger.require_index()
     rows = idx.graph_rows()
     children: dict[str, list[str]] = {}
     for tid, (_s, _g, parent, _d) in rows.items():

@@ -43,22 +43,20 @@ import re
 import sqlite3
 import threading
 import time
-import weakref
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import (
     InvalidInput,
     LedgerError,
     StorageError,
 )
-from .gitstore import ref_tips, refs_stamp
+from .gitstore import RefsStamp, ref_tips, refs_stamp
 from .model import (
     ID_PATTERN,
-    STATUSES,
     Task,
     decode_record,
     read_record,
@@ -66,11 +64,12 @@ from .model import (
 from .refs import TASKS_DIR, TASKS_PREFIX
 
 if TYPE_CHECKING:
-    from .ledger import Ledger
+    from .gitstore import GitStore
 
 # 2: rollback journal instead of WAL; 3: records zlib-compressed; 4: (id, tip) covering index
 SCHEMA_VERSION = 4
 INDEX_FILE = "gitledger-index.sqlite"
+_T = TypeVar("_T")
 # How long after a ref directory changed its fingerprint cannot be trusted: a second change within
 # one tick of the file system's clock leaves the mtime as it was. Jiffy-grained file systems
 # (ext4, xfs, btrfs, tmpfs) tick in at most 10 ms; ones that keep whole seconds (FAT, HFS+, some
@@ -248,13 +247,12 @@ def _fts_row(task: Task) -> tuple[str, ...]:
 class Index:
     """The derived index of one ledger. Cheap to construct; opens its file on first use."""
 
-    def __init__(self, ledger: Ledger) -> None:
-        # A weak proxy: ledger_index() keeps each Index in a WeakKeyDictionary keyed by its ledger,
-        # and a strong reference here would keep every Ledger (its libgit2 repository and this
-        # SQLite connection) alive forever; a long-lived process grew ~130 KB per ledger opened.
-        self.ledger: Ledger = weakref.proxy(ledger)
-        self.store = ledger.store
-        self.git_dir = Path(ledger.path)
+    def __init__(self, store: GitStore) -> None:
+        # The index needs only the store and its path. The Ledger holds its Index (see
+        # Ledger.index()); nothing here points back at the ledger, so no registry or weak
+        # reference is needed to let both go (one used to keep every Ledger alive: ~130 KB each).
+        self.store = store
+        self.git_dir = Path(store.path)
         self.file = self.git_dir / INDEX_FILE
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
@@ -283,12 +281,12 @@ class Index:
             self._conn.close()
             self._conn = None
 
-    def _guarded(self, action: Callable[[sqlite3.Connection], Any]) -> Any:
+    def _guarded(self, action: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run ``action`` on a current index; a damaged file is deleted and rebuilt once."""
         with self._lock:
             return self._guarded_unlocked(action)
 
-    def _guarded_unlocked(self, action: Callable[[sqlite3.Connection], Any]) -> Any:
+    def _guarded_unlocked(self, action: Callable[[sqlite3.Connection], _T]) -> _T:
         for attempt in range(2):
             try:
                 conn = self._connect()
@@ -308,7 +306,7 @@ class Index:
 
     def refresh(self) -> RefreshStats:
         """Bring the index up to date with the refs (a few stat calls when nothing moved)."""
-        return self._guarded(lambda conn: self.last_refresh)  # type: ignore[no-any-return]
+        return self._guarded(lambda conn: self.last_refresh)
 
     def _refresh(
         self, conn: sqlite3.Connection, known: dict[str, tuple[Task, bytes]] | None = None
@@ -326,11 +324,7 @@ class Index:
                 self.last_refresh = RefreshStats(seconds=time.perf_counter() - started)
                 return self.last_refresh
             stats = self._sync(conn, known or {})
-            racy = _racy(stamp.newest_ns())
-            conn.executemany(
-                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
-                [("stamp", encoded), ("racy", "1" if racy else "0")],
-            )
+            save_stamp(conn, stamp)
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -381,12 +375,7 @@ class Index:
             for task_id, tip in conn.execute("SELECT id, tip FROM tasks")
         }
         problems: dict[str, str] = dict(conn.execute("SELECT ref, tip FROM problems"))
-        moved = [
-            name
-            for name, tip in tips.items()
-            if indexed.get(name) != tip and problems.get(name) != tip
-        ]
-        gone = [name for name in {*indexed, *problems} if name not in tips]
+        moved, gone = refs_changed(tips, indexed, problems)
         if not moved and not gone:
             return stats
         rows: list[tuple[str, str, Task, bytes]] = []
@@ -506,7 +495,7 @@ class Index:
         with self._lock:
             self.close()
             self._delete_files()
-            return self._guarded(lambda conn: self.last_refresh)  # type: ignore[no-any-return]
+            return self._guarded(lambda conn: self.last_refresh)
 
     def wrote(self, task: Task, raw: bytes, tip: str, stamp_before: str) -> None:
         """Record a task version this process just wrote under the ledger's writer lock.
@@ -590,7 +579,7 @@ class Index:
                 current=True,
             )
 
-        return self._guarded(run)  # type: ignore[no-any-return]
+        return self._guarded(run)
 
     # --- queries ------------------------------------------------------------------------------
 
@@ -601,12 +590,12 @@ class Index:
         ]
 
     def problems(self) -> list[tuple[str, str]]:
-        return self._guarded(  # type: ignore[no-any-return]
+        return self._guarded(
             lambda conn: list(conn.execute("SELECT ref, message FROM problems ORDER BY ref"))
         )
 
     def all_tasks(self) -> list[Task]:
-        return self._guarded(  # type: ignore[no-any-return]
+        return self._guarded(
             lambda conn: self._decode(conn.execute("SELECT id, record FROM tasks ORDER BY id"))
         )
 
@@ -626,7 +615,7 @@ class Index:
             f"ORDER BY t.updated_at DESC, t.id DESC LIMIT ? OFFSET ?"
         )
         args += [-1 if limit is None else limit, offset]
-        return self._guarded(lambda conn: self._decode(conn.execute(sql, args)))  # type: ignore[no-any-return]
+        return self._guarded(lambda conn: self._decode(conn.execute(sql, args)))
 
     def inbox(self, limit: int | None) -> list[Task]:
         def run(conn: sqlite3.Connection) -> list[Task]:
@@ -642,7 +631,7 @@ class Index:
                 ).fetchall()
             return self._decode(out)
 
-        return self._guarded(run)  # type: ignore[no-any-return]
+        return self._guarded(run)
 
     def ready(self, limit: int | None) -> list[Task]:
         sql = (
@@ -653,13 +642,13 @@ class Index:
             "AND c.status NOT IN ('done', 'cancelled')) "
             "ORDER BY priority, created_at, id LIMIT ?"
         )
-        return self._guarded(  # type: ignore[no-any-return]
+        return self._guarded(
             lambda conn: self._decode(conn.execute(sql, (-1 if limit is None else limit,)))
         )
 
     def children(self, parent: str) -> list[Task]:
         sql = "SELECT id, record FROM tasks WHERE parent = ? ORDER BY created_at, id"
-        return self._guarded(lambda conn: self._decode(conn.execute(sql, (parent,))))  # type: ignore[no-any-return]
+        return self._guarded(lambda conn: self._decode(conn.execute(sql, (parent,))))
 
     def dependents(self, task_id: str) -> list[Task]:
         """The tasks that list ``task_id`` among their dependencies, oldest first."""
@@ -667,7 +656,7 @@ class Index:
             "SELECT t.id, t.record FROM deps d JOIN tasks t ON t.id = d.task_id "
             "WHERE d.dep_id = ? ORDER BY t.created_at, t.id"
         )
-        return self._guarded(lambda conn: self._decode(conn.execute(sql, (task_id,))))  # type: ignore[no-any-return]
+        return self._guarded(lambda conn: self._decode(conn.execute(sql, (task_id,))))
 
     def search(
         self,
@@ -740,7 +729,7 @@ class Index:
                 for r, score in ranked
             ]
 
-        return self._guarded(run)  # type: ignore[no-any-return]
+        return self._guarded(run)
 
     def tasks_by_id(self, ids: Sequence[str]) -> list[Task]:
         """The indexed tasks among ``ids`` (any number of them), in no particular order."""
@@ -755,7 +744,7 @@ class Index:
                 conn.execute("SELECT t.id, t.record FROM tasks t JOIN temp.wanted w ON t.id = w.id")
             )
 
-        return self._guarded(run)  # type: ignore[no-any-return]
+        return self._guarded(run)
 
     def graph_rows(self) -> dict[str, tuple[str, str, str | None, list[str]]]:
         """Every task as (status, goal, parent, dependencies), for drawing."""
@@ -771,7 +760,7 @@ class Index:
                 )
             }
 
-        return self._guarded(run)  # type: ignore[no-any-return]
+        return self._guarded(run)
 
 
 @contextlib.contextmanager
@@ -792,6 +781,26 @@ def stamp_current(conn: sqlite3.Connection, encoded: str) -> bool:
     window (so no change in the same file-system tick can hide behind it)."""
     rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('stamp', 'racy')"))
     return rows.get("stamp") == encoded and rows.get("racy") == "0"
+
+
+def save_stamp(conn: sqlite3.Connection, stamp: RefsStamp) -> None:
+    """Store the fingerprint the cache is now current with, and whether it was taken inside the
+    racy window (then the next read rescans: see ``stamp_current``)."""
+    racy = _racy(stamp.newest_ns())
+    conn.executemany(
+        "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+        [("stamp", stamp.encode()), ("racy", "1" if racy else "0")],
+    )
+
+
+def refs_changed(
+    tips: dict[str, str], indexed: dict[str, str], problems: dict[str, str]
+) -> tuple[list[str], list[str]]:
+    """Which refs a cache must read again (``moved``: new or at another tip than the cache has,
+    as a row or as a problem) and which it must drop (``gone``)."""
+    moved = [n for n, t in tips.items() if indexed.get(n) != t and problems.get(n) != t]
+    gone = [n for n in {*indexed, *problems} if n not in tips]
+    return moved, gone
 
 
 def _racy(newest_ns: int) -> bool:
@@ -837,69 +846,40 @@ def plain_query(query: str) -> str | None:
     return " ".join(parts) or None
 
 
-# --- one index per ledger object ---------------------------------------------------------------
-
-_OPEN: weakref.WeakKeyDictionary[Any, Index] = weakref.WeakKeyDictionary()
+# --- opening ---------------------------------------------------------------------------------
 
 
-def ledger_index(ledger: Ledger) -> Index | None:
-    """The index of ``ledger``, or None when it cannot be kept (e.g. a read-only ledger)."""
+def open_index(store: GitStore) -> Index | None:
+    """The index of the ledger in ``store``, or None when it cannot be kept (a read-only
+    directory, or ``GITLEDGER_NO_INDEX=1``); the ledger then reads the refs."""
     if os.environ.get("GITLEDGER_NO_INDEX") == "1":
         return None
-    found = _OPEN.get(ledger)
-    if found is None:
-        found = Index(ledger)
-        try:
-            found._connect()
-        except (sqlite3.Error, OSError):
-            return None
-        _OPEN[ledger] = found
+    found = Index(store)
+    try:
+        found._connect()
+    except (sqlite3.Error, OSError):
+        return None
     return found
 
 
-def index_for(ledger: Ledger) -> Index:
-    """The index of ``ledger``, or a StorageError naming why it cannot be used."""
-    found = ledger_index(ledger)
-    if found is None:
-        raise StorageError(
-            f"Cannot open the index in {ledger.path} (is the ledger read-only?); listing still "
-            f"works by reading the refs."
-        )
-    return found
-
-
-def search_hits(
-    ledger: Ledger,
-    query: str,
-    limit: int | None = 20,
-    *,
-    statuses: Sequence[str] = (),
-    owner: str | None = None,
-    label: str | None = None,
-    parent: str | None = None,
-) -> list[SearchHit]:
-    """Ranked search with snippets; without an index, the ledger's word match (no ranking)."""
-    wanted = set(statuses) or None
-    if wanted and wanted - set(STATUSES):
-        raise InvalidInput(f"Unknown status. Use one of: {', '.join(STATUSES)}.")
-    parent_id = ledger.resolve(parent) if parent else None
-    idx = ledger_index(ledger)
-    if idx is not None:
-        hits = idx.search(query, limit, statuses=wanted, owner=owner, label=label, parent=parent_id)
-        ledger.skipped = _problems(idx)
-        return hits
-    found = [
-        t
-        for t in ledger.search(query, None)
-        if (wanted is None or t.status in wanted)
-        and (owner is None or t.owner == owner)
-        and (label is None or label in t.labels)
-        and (parent_id is None or t.parent == parent_id)
-    ]
-    return [SearchHit(t, None, "") for t in found[: limit if limit is not None else None]]
-
-
-def _problems(idx: Index) -> list[Any]:
-    from .ledger import Problem
-
-    return [Problem(ref, message) for ref, message in idx.problems()]
+__all__ = [
+    "FTS_COLUMNS",
+    "INDEX_FILE",
+    "Index",
+    "IndexStatus",
+    "OPEN_STATUSES",
+    "RACY_COARSE_NS",
+    "RACY_FINE_NS",
+    "RefreshStats",
+    "SCHEMA_VERSION",
+    "SearchHit",
+    "delete_derived_db",
+    "is_corrupt",
+    "open_derived_db",
+    "open_index",
+    "plain_query",
+    "refs_changed",
+    "save_stamp",
+    "stamp_current",
+    "write_transaction",
+]

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import paths
 from .changes import Change, commit_message, diff_tasks, stamp_clock
@@ -78,6 +78,9 @@ from .model import (
 )
 from .refs import KEYS_PREFIX, TASKS_DIR, TASKS_PREFIX, task_ref
 from .text import one_line
+
+if TYPE_CHECKING:
+    from .index import Index, SearchHit
 
 _WRITE_ATTEMPTS = 20
 _COMMIT_EVIDENCE = re.compile(r"^commit:([0-9a-fA-F]{7,40})\b")
@@ -218,6 +221,8 @@ class Ledger:
         self.last_claim = ""  # what the last claim() did: see CLAIM_OUTCOMES
         self.skipped: list[Problem] = []  # unreadable refs met by the last listing
         self._scan: tuple[str, list[str]] | None = None  # see resolve()
+        self._index: Index | None = None  # see index()
+        self._index_opened = False
 
     # --- opening ------------------------------------------------------------------------------
 
@@ -321,6 +326,66 @@ class Ledger:
                 return text
         return f"cli@{machine_name()}"
 
+    # --- the derived index ------------------------------------------------------------------
+
+    def index(self) -> Index | None:
+        """This ledger's derived index (``index.py``), opened on first use and kept with the
+        ledger; None when it cannot be kept (a read-only directory, ``GITLEDGER_NO_INDEX=1``),
+        and then the queries read the refs."""
+        if os.environ.get("GITLEDGER_NO_INDEX") == "1":
+            return None
+        if not self._index_opened:
+            from .index import open_index
+
+            self._index = open_index(self.store)
+            self._index_opened = True
+        return self._index
+
+    def require_index(self) -> Index:
+        """The derived index, or a StorageError naming why it cannot be used."""
+        found = self.index()
+        if found is None:
+            raise StorageError(
+                f"Cannot open the index in {self.path} (is the ledger read-only?); listing still "
+                f"works by reading the refs."
+            )
+        return found
+
+    def search_hits(
+        self,
+        query: str,
+        limit: int | None = 20,
+        *,
+        statuses: Sequence[str] = (),
+        owner: str | None = None,
+        label: str | None = None,
+        parent: str | None = None,
+    ) -> list[SearchHit]:
+        """Ranked search with snippets; without an index, the word match of ``search`` (no
+        ranking)."""
+        from .index import SearchHit
+
+        wanted = set(statuses) or None
+        if wanted and wanted - set(STATUSES):
+            raise InvalidInput(f"Unknown status. Use one of: {', '.join(STATUSES)}.")
+        parent_id = self.resolve(parent) if parent else None
+        idx = self.index()
+        if idx is not None:
+            hits = idx.search(
+                query, limit, statuses=wanted, owner=owner, label=label, parent=parent_id
+            )
+            self.skipped = [Problem(ref, message) for ref, message in idx.problems()]
+            return hits
+        found = [
+            t
+            for t in self.search(query, None)
+            if (wanted is None or t.status in wanted)
+            and (owner is None or t.owner == owner)
+            and (label is None or label in t.labels)
+            and (parent_id is None or t.parent == parent_id)
+        ]
+        return [SearchHit(t, None, "") for t in found[: limit if limit is not None else None]]
+
     # --- ids ----------------------------------------------------------------------------------
 
     def resolve(self, prefix: str) -> str:
@@ -335,9 +400,7 @@ class Ledger:
             if self.store.tip(task_ref(wanted)) is None:
                 raise TaskNotFound(f"No task {wanted}. List tasks with 'gitledger task list'.")
             return wanted
-        from .index import ledger_index
-
-        idx = ledger_index(self)
+        idx = self.index()
         # The index answers when it is known current (a stat or three); else list the directory.
         ids = idx.ids_if_current(wanted) if idx is not None else None
         if ids is None:
@@ -363,9 +426,7 @@ class Ledger:
         scan, self._scan = self._scan, None
         if scan is not None and scan[0] == task_id:
             return _shortest_unique(task_id, [i for i in scan[1] if i != task_id])
-        from .index import ledger_index
-
-        idx = ledger_index(self)
+        idx = self.index()
         found = idx.ids_if_current(task_id[:MIN_SHORT_ID]) if idx is not None else None
         if found is not None:
             return _shortest_unique(task_id, [i for i in found if i != task_id])
@@ -415,9 +476,7 @@ class Ledger:
 
     def tasks(self) -> Iterator[Task]:
         """Every readable task; unreadable refs are collected in ``self.skipped``, not raised."""
-        from .index import ledger_index
-
-        idx = ledger_index(self)
+        idx = self.index()
         if idx is not None:  # served by the derived index, brought up to date first
             found = idx.all_tasks()
             self.skipped = [Problem(ref, message) for ref, message in idx.problems()]
@@ -450,11 +509,9 @@ class Ledger:
         offset: int = 0,
     ) -> list[Task]:
         """Tasks matching every filter given, most recently updated first."""
-        from .index import ledger_index
-
         statuses = _statuses(status)
         parent_id = self.resolve(parent) if parent else None
-        idx = ledger_index(self)
+        idx = self.index()
         if idx is not None:
             _page([], limit, offset)  # the same checks of limit and offset
             page = idx.list_tasks(
@@ -480,9 +537,7 @@ class Ledger:
 
     def inbox(self, limit: int | None = 10) -> list[Task]:
         """What needs attention: active, then blocked, then open; newest first within each."""
-        from .index import ledger_index
-
-        idx = ledger_index(self)
+        idx = self.index()
         if idx is not None:
             _page([], limit, 0)
             return idx.inbox(limit)
@@ -495,9 +550,7 @@ class Ledger:
     def ready(self, limit: int | None = 10) -> list[Task]:
         """Open tasks with no blocker whose every dependency is done and every child finished (a
         parent is an epic: its children are the work): highest priority first."""
-        from .index import ledger_index
-
-        idx = ledger_index(self)
+        idx = self.index()
         if idx is not None:
             _page([], limit, 0)
             return idx.ready(limit)
@@ -518,12 +571,10 @@ class Ledger:
         """Tasks matching ``query``, best first: ranked full-text search (FTS5 syntax: word*,
         "a phrase", OR, NOT; a query it cannot parse is taken as plain words) when the index is
         available, else tasks whose text holds every word, newest first."""
-        from .index import ledger_index
-
         words = [w.casefold() for w in query.split()]
         if not words:
             raise InvalidInput("Search for at least one word.")
-        idx = ledger_index(self)
+        idx = self.index()
         if idx is not None:
             _page([], limit, 0)
             return [hit.task for hit in idx.search(query, limit)]
@@ -536,10 +587,8 @@ class Ledger:
         return _page(found, limit, 0)
 
     def children(self, task_id: str) -> list[Task]:
-        from .index import ledger_index
-
         parent = self.resolve(task_id)
-        idx = ledger_index(self)
+        idx = self.index()
         if idx is not None:
             return idx.children(parent)
         found = [t for t in self.tasks() if t.parent == parent]
@@ -548,10 +597,8 @@ class Ledger:
 
     def dependents(self, task_id: str) -> list[Task]:
         """The tasks that depend on ``task_id`` (list it among their dependencies)."""
-        from .index import ledger_index
-
         full = self.resolve(task_id)
-        idx = ledger_index(self)
+        idx = self.index()
         if idx is not None:
             return idx.dependents(full)
         found = [t for t in self.tasks() if full in t.dependencies]
@@ -607,9 +654,7 @@ class Ledger:
         commit = self.store.write(
             task_ref(task.id), files, message, author, [tip] if tip else [], tip
         )
-        from .index import ledger_index
-
-        idx = ledger_index(self)
+        idx = self.index()
         if idx is not None:
             idx.wrote(task, files["task.json"], commit, before)
         return commit
@@ -1325,3 +1370,16 @@ def _hold_claim(
         clock["owner"] = HybridClock.tick(list(held.clock.values()))
         held = held.replace(clock=clock)
     return held
+
+
+__all__ = [
+    "Ledger",
+    "Problem",
+    "VerifyReport",
+    "Version",
+    "claim_state",
+    "format_duration",
+    "holder_text",
+    "machine_name",
+    "searchable_text",
+]

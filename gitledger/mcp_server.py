@@ -243,10 +243,7 @@ def _ready(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
 def _search(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
     led = srv.ledger()
     limit = a.get("limit", 20)
-    search_hits = _optional("gitledger.index:search_hits")
-    if search_hits is None:
-        return task_summaries(led, led.search(a["query"], limit))
-    hits = search_hits(led, a["query"], limit)
+    hits = led.search_hits(a["query"], limit)
     out = task_summaries(led, [h.task for h in hits])
     for row, hit in zip(out["tasks"], hits, strict=True):
         if hit.snippet:
@@ -966,3 +963,25 @@ def run(
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     server = Server(path, actor=actor, agent=agent, transcript_dirs=transcript_dirs)
     anyio.run(server.serve_stdio, backend="asyncio")
+
+
+__all__ = [
+    "CONTEXT_URI",
+    "CORE_TOOLS",
+    "INSTRUCTIONS",
+    "SERVER_NAME",
+    "SERVICE_TOOLS",
+    "Server",
+    "ToolSpec",
+    "allowed_transcript_dirs",
+    "available_tools",
+    "describe_schema_error",
+    "log",
+    "missing_tools",
+    "process_agent",
+    "read_only_tool_names",
+    "run",
+    "task_result",
+    "task_summaries",
+    "tools_list_json",
+]

@@ -153,3 +153,14 @@ async def guarded_stdio_server() -> AsyncIterator[tuple[Any, Any]]:
     finally:
         if restore is not None:
             restore()
+
+
+__all__ = [
+    "INVALID_PARAMS",
+    "INVALID_REQUEST",
+    "MAX_LINE_BYTES",
+    "PARSE_ERROR",
+    "ScreenedStdin",
+    "guarded_stdio_server",
+    "screen",
+]

@@ -282,7 +282,7 @@ class MemoryIndex:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _refresh(self, conn: sqlite3.Connection) -> None:
-        from .index import _racy, stamp_current, write_transaction  # the task index's rules
+        from .index import refs_changed, save_stamp, stamp_current, write_transaction
 
         stamp = refs_stamp(self.git_dir, MEMORY_DIR)
         encoded = stamp.encode()
@@ -292,8 +292,7 @@ class MemoryIndex:
             tips = ref_tips(self.git_dir, MEMORY_DIR)
             indexed = {MEMORY_PREFIX + i: t for i, t in conn.execute("SELECT id, tip FROM facts")}
             problems = dict(conn.execute("SELECT ref, tip FROM problems"))
-            moved = [n for n, t in tips.items() if indexed.get(n) != t and problems.get(n) != t]
-            gone = [n for n in {*indexed, *problems} if n not in tips]
+            moved, gone = refs_changed(tips, indexed, problems)
             for name in (*moved, *gone):
                 self._remove(conn, name[len(MEMORY_PREFIX) :])
                 conn.execute("DELETE FROM problems WHERE ref = ?", (name,))
@@ -311,10 +310,7 @@ class MemoryIndex:
                         "INSERT OR REPLACE INTO problems VALUES (?, ?, ?)",
                         (name, tips[name], exc.message),
                     )
-            conn.executemany(
-                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                [("stamp", encoded), ("racy", "1" if _racy(stamp.newest_ns()) else "0")],
-            )
+            save_stamp(conn, stamp)
 
     def wrote(self, written: list[tuple[Fact, str]], stamp_before: str) -> None:
         """Record writes (fact, new tip) this process just made under the writer lock.

@@ -212,3 +212,9 @@ def new_conflicts(before: Task, merged: Task) -> list[FieldConflict]:
     """Conflicts the merge recorded that ``before`` did not have."""
     had = {_conflict_key(c) for c in before.conflicts}
     return [c for c in merged.conflicts if _conflict_key(c) not in had]
+
+
+__all__ = [
+    "merge_tasks",
+    "new_conflicts",
+]

@@ -175,3 +175,17 @@ def user_data_dir() -> Path:
 def user_ledger_dir() -> Path:
     """The per-user ledger that hooks use where no project ledger exists."""
     return Path(os.environ.get("GITLEDGER_HOME") or user_data_dir()) / "ledger"
+
+
+__all__ = [
+    "ENV_LEDGER",
+    "IN_GIT_DIR",
+    "Location",
+    "WORKSPACE_DIR",
+    "default_location",
+    "discover",
+    "git_work_tree",
+    "missing_ledger",
+    "user_data_dir",
+    "user_ledger_dir",
+]

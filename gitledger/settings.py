@@ -130,3 +130,17 @@ def sync_fuse(store: GitStore) -> bool:
 
 def tasklist_mirror(store: GitStore) -> bool:
     return parse_bool(get(store, "tasklist.mirror"), "tasklist.mirror")
+
+
+__all__ = [
+    "SETTINGS",
+    "Setting",
+    "apply",
+    "claim_lease",
+    "get",
+    "parse_bool",
+    "parse_duration",
+    "sync_fuse",
+    "tasklist_mirror",
+    "values",
+]

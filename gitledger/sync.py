@@ -249,9 +249,7 @@ def _integrate(
             # (its push is planned from the tip as it is then, so nothing is lost).
             report.kept.append(ref)
     if written:
-        from .index import ledger_index
-
-        idx = ledger_index(ledger)
+        idx = ledger.index()
         if idx is not None:  # so the next command costs what this sync changed, not a full pass
             idx.wrote_many(written, stamp_before)
     return local
@@ -691,3 +689,19 @@ def init_warning(ledger: Ledger, remote: str = DEFAULT_REMOTE) -> str | None:
         f"{remote} has {len(missing)} ledger ref(s) ({tasks} task(s)) that are not here yet: "
         f"run 'gitledger restore {remote}' to bring them in."
     )
+
+
+__all__ = [
+    "DEFAULT_REMOTE",
+    "FETCH_BY_NAME_MAX",
+    "MAX_ATTEMPTS",
+    "Progress",
+    "SyncReport",
+    "backup",
+    "claim",
+    "init_warning",
+    "resolve_remote",
+    "restore",
+    "setup_remote",
+    "sync",
+]

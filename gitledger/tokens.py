@@ -88,3 +88,13 @@ def encoding() -> tiktoken.Encoding:
 def count(text: str) -> int:
     """cl100k_base tokens in ``text``; special-token strings in stored text count as plain text."""
     return len(encoding().encode_ordinary(text))
+
+
+__all__ = [
+    "CL100K_PATTERN",
+    "CL100K_SHA256",
+    "ENCODING_NAME",
+    "bpe_file",
+    "count",
+    "encoding",
+]

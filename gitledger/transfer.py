@@ -17,7 +17,6 @@ from typing import IO, TYPE_CHECKING, Any
 from .changes import commit_message, diff_tasks, stamp_clock
 from .errors import GateRefused, InvalidInput, LedgerError, TaskNotFound
 from .gitstore import BulkWriter, ref_tips
-from .index import index_for
 from .model import (
     ENTRY_FIELDS,
     ID_PATTERN,
@@ -457,7 +456,7 @@ def import_records(
             parsed.append(_versions(line, resolve))
         except InvalidInput as exc:
             skip(line.lineno, exc)
-    idx = index_for(ledger)
+    idx = ledger.require_index()
     store = ledger.store
     with store.lock():
         idx.refresh()

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from gitledger.cli import cli as gitledger_cli
-from gitledger.index import INDEX_FILE, SCHEMA_VERSION, Index, ledger_index, plain_query
+from gitledger.index import INDEX_FILE, SCHEMA_VERSION, Index, plain_query
 from gitledger.ledger import Ledger
 from gitledger.refs import task_ref
 
@@ -57,7 +57,7 @@ def test_index_lives_in_the_ledger_and_serves_listing(ledger: Ledger) -> None:
     b = ledger.create("beta", parent=a.id)
     assert {t.id for t in ledger.list_tasks()} == {a.id, b.id}
     assert (ledger.path / INDEX_FILE).exists()
-    idx = ledger_index(ledger)
+    idx = ledger.index()
     assert idx is not None and idx.status().tasks == 2
     assert [t.id for t in ledger.list_tasks(label="x")] == [a.id]
     assert [t.id for t in ledger.list_tasks(owner="ann")] == [a.id]
@@ -69,7 +69,7 @@ def test_index_lives_in_the_ledger_and_serves_listing(ledger: Ledger) -> None:
 def test_nothing_read_when_no_ref_moved(ledger: Ledger) -> None:
     ledger.create("one")
     age_refs(ledger)
-    idx = ledger_index(ledger)
+    idx = ledger.index()
     assert idx is not None
     idx.refresh()
     assert idx.last_refresh.checked  # the fingerprint changed: it compared the tips
@@ -138,7 +138,7 @@ def test_missing_or_damaged_index_is_rebuilt_silently(ledger: Ledger, damage: st
     a = ledger.create("survives damage", labels=["keep"])
     assert [t.id for t in ledger.search("damage")] == [a.id]
     file = ledger.path / INDEX_FILE
-    idx = ledger_index(ledger)
+    idx = ledger.index()
     assert idx is not None
     idx.close()
     if damage == "delete":
@@ -226,9 +226,8 @@ def test_snippets_show_why_a_task_matched(ledger: Ledger) -> None:
         task.id,
         notes=["Long preamble about many unrelated things before the word lighthouse appears"],
     )
-    from gitledger.index import search_hits
 
-    hits = search_hits(ledger, "lighthouse")
+    hits = ledger.search_hits("lighthouse")
     assert [h.task.id for h in hits] == [task.id]
     assert "[lighthouse]" in hits[0].snippet
     out = CliRunner().invoke(gitledger_cli, ["task", "search", "lighthouse"])
@@ -250,11 +249,10 @@ def test_prefix_phrase_and_filters(ledger: Ledger) -> None:
     assert {t.id for t in ledger.search("written hand")} == {written.id, other.id}
     assert [t.id for t in ledger.search("goal:report")] == [other.id]
     assert [t.id for t in ledger.search("parser NOT hand")] == [parser.id]
-    from gitledger.index import search_hits
 
-    assert [h.task.id for h in search_hits(ledger, "pars*", statuses=["active"])] == [written.id]
-    assert [h.task.id for h in search_hits(ledger, "pars*", owner="ann")] == [parser.id]
-    assert {h.task.id for h in search_hits(ledger, "pars*", label="lang")} == {
+    assert [h.task.id for h in ledger.search_hits("pars*", statuses=["active"])] == [written.id]
+    assert [h.task.id for h in ledger.search_hits("pars*", owner="ann")] == [parser.id]
+    assert {h.task.id for h in ledger.search_hits("pars*", label="lang")} == {
         parser.id,
         written.id,
     }
@@ -375,8 +373,8 @@ def test_listing_agrees_with_the_ref_scan(ledger: Ledger) -> None:
 
 
 def test_index_object_is_per_ledger(ledger: Ledger) -> None:
-    assert ledger_index(ledger) is ledger_index(ledger)
-    assert isinstance(ledger_index(ledger), Index)
+    assert ledger.index() is ledger.index()
+    assert isinstance(ledger.index(), Index)
 
 
 def test_prefixes_resolve_through_a_current_index_and_without_one(
@@ -386,7 +384,7 @@ def test_prefixes_resolve_through_a_current_index_and_without_one(
     ledger.list_tasks()
     age_refs(ledger)
     ledger.list_tasks()
-    idx = ledger_index(ledger)
+    idx = ledger.index()
     assert idx is not None
     some = tasks[7].id
     assert idx.ids_if_current(some[:4]) is not None  # served by the index
@@ -434,10 +432,8 @@ def test_one_index_serves_many_threads(ledger: Ledger) -> None:
 def test_gitledger_writes_keep_the_index_current_without_a_rescan(ledger: Ledger) -> None:
     import time as _time
 
-    from gitledger.index import ledger_index
-
     tasks = [ledger.create(f"task {i}") for i in range(5)]
-    idx = ledger_index(ledger)
+    idx = ledger.index()
     assert idx is not None
     _time.sleep(0.1)  # past the racy window, so the stamp this read stores is trusted
     assert len(ledger.list_tasks()) == 5
@@ -475,7 +471,7 @@ def test_many_refs_moved_under_one_lock_record_themselves_together(ledger: Ledge
     from gitledger.index import TASKS_DIR
 
     tasks = [ledger.create(f"moved {i}") for i in range(4)]
-    idx = ledger_index(ledger)
+    idx = ledger.index()
     assert idx is not None
     _time.sleep(0.1)  # past the racy window
     assert len(ledger.list_tasks()) == 4

@@ -10,7 +10,6 @@ import pytest
 from conftest import run_cli
 
 from gitledger.errors import GateRefused
-from gitledger.index import ledger_index
 from gitledger.ledger import Ledger
 
 
@@ -24,9 +23,9 @@ def test_parent_waits_for_its_children(
     ledger: Ledger, indexed: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     if not indexed:
-        monkeypatch.setattr("gitledger.index.ledger_index", lambda _ledger: None)
+        monkeypatch.setattr(Ledger, "index", lambda _ledger: None)
     else:
-        assert ledger_index(ledger) is not None
+        assert ledger.index() is not None
     epic = ledger.create("Epic: the new parser", priority=0)
     kids = [ledger.create(f"child {i}", parent=epic.id, priority=2) for i in range(3)]
     ready = [t.id for t in ledger.ready(10)]

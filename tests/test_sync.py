@@ -573,7 +573,6 @@ def test_init_in_a_fresh_clone_warns_through_the_cli(
 
 def test_a_sync_records_what_it_moved_in_the_index(tmp_path: Path) -> None:
     """The first command after a sync costs what the sync changed, not a pass over every ref."""
-    from gitledger.index import ledger_index
 
     remote = tmp_path / "remote.git"
     source = make_ledger(tmp_path / "src", "alice")
@@ -582,7 +581,7 @@ def test_a_sync_records_what_it_moved_in_the_index(tmp_path: Path) -> None:
     mine = make_ledger(tmp_path / "mine", "bob")
     sync.restore(mine, str(remote))
     mine.update(tasks[1].id, notes=["bob's note"])  # diverges: the sync will merge it
-    idx = ledger_index(mine)
+    idx = mine.index()
     assert idx is not None
     time.sleep(0.1)  # past the racy window, so the index trusts its stamp
     assert len(mine.list_tasks()) == 6

@@ -79,3 +79,13 @@ def block_change(path: Path, *, root: Path, remove: bool = False) -> FileChange:
     return FileChange(
         path, raw, after, label="instructions", delete_when_empty=remove, keep_backup=False
     )
+
+
+__all__ = [
+    "AGENTS_BLOCK",
+    "BEGIN",
+    "END",
+    "add_block",
+    "block_change",
+    "remove_block",
+]

@@ -100,3 +100,15 @@ def home() -> Path:
 def env_dir(variable: str, default: Path) -> Path:
     value = os.environ.get(variable)
     return Path(value) if value else default
+
+
+__all__ = [
+    "Agent",
+    "HookEvent",
+    "ROLES",
+    "ROLE_NAMES",
+    "TOOL_KINDS",
+    "Tools",
+    "env_dir",
+    "home",
+]

@@ -50,3 +50,7 @@ AGENT = Agent(
         ask=frozenset({"AskUserQuestion", "ExitPlanMode"}),
     ),
 )
+
+__all__ = [
+    "AGENT",
+]

@@ -37,3 +37,7 @@ AGENT = Agent(
         ask=frozenset({"request_user_input"}),
     ),
 )
+
+__all__ = [
+    "AGENT",
+]

@@ -21,3 +21,7 @@ AGENT = Agent(
         todo=frozenset({"todo_write"}),
     ),
 )
+
+__all__ = [
+    "AGENT",
+]

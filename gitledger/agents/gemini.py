@@ -41,3 +41,7 @@ AGENT = Agent(
     named_hooks=True,
     timeout_key=None,
 )
+
+__all__ = [
+    "AGENT",
+]

@@ -214,3 +214,14 @@ def describe(command: str) -> str:
     if len(words) >= 3 and words[1:3] == ["-m", "gitledger"]:
         words = ["gitledger", *words[3:]]
     return shlex.join(words)
+
+
+__all__ = [
+    "Plan",
+    "SYNC_TIMEOUT",
+    "describe",
+    "mcp_change",
+    "plan",
+    "server_command",
+    "wanted_hooks",
+]

@@ -702,3 +702,38 @@ def apply_setup(plan: SetupPlan) -> Path | None:
     if not plan.changed:
         return None
     return replace_settings_file(plan.path, plan.after, backup=plan.before_bytes)
+
+
+__all__ = [
+    "FUSE_COMMANDS",
+    "FileChange",
+    "HOOK_MARK",
+    "HookSpec",
+    "KNOWN_COMMANDS",
+    "MAX_SETTINGS_BYTES",
+    "RawNumber",
+    "SERVER_KEY",
+    "SetupPlan",
+    "apply_setup",
+    "check_inside",
+    "check_settings_writable",
+    "command_words",
+    "decode",
+    "dump_json",
+    "fuse_hooks",
+    "gitledger_command",
+    "hook_command",
+    "is_our_command",
+    "merge_hooks",
+    "merge_mcp_json",
+    "merge_mcp_toml",
+    "merge_settings",
+    "parse_json",
+    "plan_hooks",
+    "program",
+    "read_config",
+    "replace_settings_file",
+    "settings_path",
+    "setup_plan",
+    "write_atomic",
+]

@@ -181,3 +181,18 @@ def _as_hook(args: list[str]) -> bool:
         elif not arg.startswith("-"):
             return arg == "hook"
     return False
+
+
+__all__ = [
+    "ACTOR_HELP",
+    "AFTER",
+    "AGENT_HELP",
+    "COMMANDS",
+    "GLOBAL_OPTIONS",
+    "LEDGER_HELP",
+    "LazyGroup",
+    "accept_global_options",
+    "cli",
+    "load_command",
+    "main",
+]

@@ -39,3 +39,8 @@ def config_cmd(ctx: click.Context, settings: tuple[str, ...], as_json: bool) -> 
     else:
         for name, value in result.items():
             click.echo(f"{name} = {value}")
+
+
+__all__ = [
+    "config_cmd",
+]

@@ -150,3 +150,11 @@ def prime_cmd(
         print_json({"ledger": str(ledger.path), **digest.to_dict()})
     else:
         click.echo(digest.text, nl=False)
+
+
+__all__ = [
+    "F",
+    "budget_options",
+    "context_cmd",
+    "prime_cmd",
+]

@@ -116,3 +116,11 @@ def repair_cmd(ctx: click.Context, older_than: float, as_json: bool) -> None:
         click.echo(f"Removed {len(removed)} stale lock file(s).")
         for name in removed:
             click.echo(f"  {name}")
+
+
+__all__ = [
+    "init_cmd",
+    "repair_cmd",
+    "verify_cmd",
+    "where_cmd",
+]

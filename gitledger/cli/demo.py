@@ -375,3 +375,12 @@ def demo_cmd(keep: bool, verbose: bool, as_json: bool) -> None:
             click.echo("The workspace is deleted; 'gitledger demo --keep' keeps it to look around.")
     if failures:
         raise SystemExit(1)
+
+
+__all__ = [
+    "JUDGE_SESSION",
+    "SHOWN_LINES",
+    "Step",
+    "Tour",
+    "demo_cmd",
+]

@@ -497,3 +497,16 @@ def demo_cmd(keep: Path | None, as_json: bool) -> None:
         )
     if keep is not None:
         click.echo(f"Files kept in {keep}")
+
+
+__all__ = [
+    "AGENTS",
+    "demo_cmd",
+    "fuse_group",
+    "link_cmd",
+    "restore_cmd",
+    "save_cmd",
+    "setup_cmd",
+    "status_cmd",
+    "summary_cmd",
+]

@@ -35,3 +35,9 @@ def tasklist_cmd(ctx: click.Context) -> None:
         report = mirror(ledger, payload, actor=actor_of(ctx))
         for refusal in report.refused:
             click.echo(f"gitledger hook tasklist: {refusal}", err=True)
+
+
+__all__ = [
+    "hook_group",
+    "tasklist_cmd",
+]

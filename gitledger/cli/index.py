@@ -25,10 +25,8 @@ def index_group() -> None:
 @click.pass_context
 def rebuild_cmd(ctx: click.Context, as_json: bool) -> None:
     """Throw the index away and build it again from the refs."""
-    from ..index import index_for
-
     with errors(as_json):
-        idx = index_for(open_ledger(ctx))
+        idx = open_ledger(ctx).require_index()
         stats = idx.rebuild()
         status = idx.status()
     if as_json:
@@ -50,10 +48,8 @@ def rebuild_cmd(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def status_cmd(ctx: click.Context, as_json: bool) -> None:
     """Where the index is, how big, how many tasks; brings it up to date first."""
-    from ..index import index_for
-
     with errors(as_json):
-        idx = index_for(open_ledger(ctx))
+        idx = open_ledger(ctx).require_index()
         status = idx.status()
         last = idx.last_refresh
     if as_json:
@@ -256,3 +252,13 @@ def export_cmd(
             f"Exported {plural(stats.tasks, 'task')} ({plural(stats.versions, 'version')}).",
             err=True,
         )
+
+
+__all__ = [
+    "export_cmd",
+    "graph_cmd",
+    "import_cmd",
+    "index_group",
+    "rebuild_cmd",
+    "status_cmd",
+]

@@ -525,3 +525,14 @@ def config_cmd(ctx: click.Context, settings: tuple[str, ...], as_json: bool) -> 
     else:
         for key, value in config.to_dict().items():
             click.echo(f"{key} = {value}")
+
+
+__all__ = [
+    "VERDICT_EXAMPLE",
+    "config_cmd",
+    "judge_group",
+    "spend_cmd",
+    "status_cmd",
+    "step_cmd",
+    "turn_cmd",
+]

@@ -42,3 +42,8 @@ def log_cmd(
         print_json([e.to_dict() for e in entries])
     else:
         click.echo(render_log(entries), nl=False)
+
+
+__all__ = [
+    "log_cmd",
+]

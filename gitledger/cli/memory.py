@@ -282,3 +282,20 @@ def config_cmd(ctx: click.Context, capacity: int | None, as_json: bool) -> None:
         click.echo(f"capacity: {result['capacity']}")
         if result.get("evicted"):
             click.echo(f"forgot {len(result['evicted'])} weakest fact(s) beyond it")
+
+
+__all__ = [
+    "KINDS",
+    "MAX_MEMORY_LINE_BYTES",
+    "config_cmd",
+    "export_cmd",
+    "forget_cmd",
+    "import_cmd",
+    "list_cmd",
+    "memory_group",
+    "recall_cmd",
+    "remember_cmd",
+    "restore_cmd",
+    "show_cmd",
+    "stats_cmd",
+]

@@ -104,3 +104,13 @@ def version_text(version: Version) -> str:
     lines = [f"v{version.version}  {version.at}  {version.actor}  {version.summary}"]
     lines += [f"    {c.describe()}" for c in version.changes]
     return "\n".join(lines)
+
+
+__all__ = [
+    "progress",
+    "task_dict",
+    "task_line",
+    "task_lines",
+    "task_text",
+    "version_text",
+]

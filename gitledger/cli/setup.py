@@ -91,3 +91,8 @@ def setup_cmd(
     for path, backup in written:
         click.echo(f"Wrote {path}" + (f" (the old file is {backup})." if backup else "."))
     click.echo(f"Restart {agent} (or start a new session) to pick it up.")
+
+
+__all__ = [
+    "setup_cmd",
+]

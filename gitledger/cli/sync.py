@@ -225,3 +225,12 @@ def setup_cmd(ctx: click.Context, name: str, url: str | None, as_json: bool) -> 
     for line in changed:
         click.echo(f"  {line}")
     click.echo(f'Now: git --git-dir "$(gitledger where)" fetch {name}   (and push {name})')
+
+
+__all__ = [
+    "backup_cmd",
+    "remote_group",
+    "restore_cmd",
+    "setup_cmd",
+    "sync_cmd",
+]

@@ -338,13 +338,11 @@ def search_cmd(
     '"exact phrase"' as a phrase, and OR, NOT and 'goal:word' work as in SQLite FTS5. A query
     that is not valid FTS5 is searched as plain words.
     """
-    from ..index import search_hits
     from ..text import one_line
 
     with errors(as_json):
         ledger = _ledger(ctx)
-        hits = search_hits(
-            ledger,
+        hits = ledger.search_hits(
             " ".join(query),
             limit,
             statuses=statuses,
@@ -417,3 +415,22 @@ def diff_cmd(ctx: click.Context, task_id: str, v1: int, v2: int, as_json: bool) 
         print_json([c.to_dict() for c in changes])
     else:
         click.echo("\n".join(c.describe() for c in changes) or "No changes.")
+
+
+__all__ = [
+    "STATUS_CHOICE",
+    "TASK_ALIASES",
+    "children_cmd",
+    "claim_cmd",
+    "create_cmd",
+    "diff_cmd",
+    "history_cmd",
+    "inbox_cmd",
+    "list_cmd",
+    "ready_cmd",
+    "release_cmd",
+    "search_cmd",
+    "show_cmd",
+    "task_group",
+    "update_cmd",
+]

@@ -230,3 +230,12 @@ def _sentences(text: str) -> Iterator[str]:
 
 def _norm(text: str) -> str:
     return re.sub(r"[\W_]+", " ", text.lower()).strip()
+
+
+__all__ = [
+    "clean",
+    "condense",
+    "defang",
+    "shorten",
+    "shorten_path",
+]

@@ -47,3 +47,9 @@ def run_demo(folder: Path, budgets: Iterable[int] = DEMO_BUDGETS) -> dict[str, A
         "commit": saved.commit,
         "budgets": rows,
     }
+
+
+__all__ = [
+    "DEMO_BUDGETS",
+    "run_demo",
+]

@@ -589,3 +589,10 @@ def snapshot_file(path: Path, previous: Snapshot | None = None, *, session: str 
     """Read a transcript file (any supported format) and extract its snapshot."""
     stats = ReadStats()
     return extract(read_events(path, stats=stats), previous, session=session, stats=stats)
+
+
+__all__ = [
+    "Extractor",
+    "extract",
+    "snapshot_file",
+]

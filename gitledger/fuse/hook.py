@@ -20,3 +20,9 @@ def session_start_output(text: str) -> str:
         {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}},
         ensure_ascii=False,
     )
+
+
+__all__ = [
+    "read_hook_payload",
+    "session_start_output",
+]

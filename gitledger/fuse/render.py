@@ -609,3 +609,13 @@ def check_budget(budget: int) -> None:
             f"Budget {budget} bytes is out of range: use {MIN_BUDGET} to {MAX_BUDGET} "
             f"(Claude Code caps hook context at 10,000 characters)."
         )
+
+
+__all__ = [
+    "SMALL_BUDGET",
+    "STEER_BUDGET",
+    "TERSE_BUDGET",
+    "check_budget",
+    "render",
+    "steer",
+]

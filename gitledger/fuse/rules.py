@@ -304,3 +304,9 @@ def _goal_from_summary(text: str) -> str:
         if len(line) > 20 and not line.lower().startswith("this session is being continued"):
             return line[:ITEM_CHARS]
     return ""
+
+
+__all__ = [
+    "MIN_OUTCOME",
+    "request_text",
+]

@@ -107,3 +107,30 @@ def _only(kind: Any, data: Any) -> dict[str, Any]:
         return {}
     fields = kind.__dataclass_fields__
     return {k: v for k, v in data.items() if k in fields}
+
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "FORMAT_VERSION",
+    "FUSE_REF_PREFIX",
+    "ITEM_CHARS",
+    "KEEP_ANSWERS",
+    "KEEP_CHECKS",
+    "KEEP_CONSTRAINTS",
+    "KEEP_DECISIONS",
+    "KEEP_FILES",
+    "KEEP_OUTCOMES",
+    "KEEP_PITFALLS",
+    "KEEP_REQUESTS",
+    "KEEP_SPECS",
+    "KEEP_SUBAGENTS",
+    "MAX_BUDGET",
+    "MAX_CONSTRAINT_SOURCE",
+    "MIN_BUDGET",
+    "OUTCOME_CHARS",
+    "OpenItem",
+    "SPEC_LINES",
+    "Snapshot",
+    "Spec",
+    "SubagentResult",
+]

@@ -581,3 +581,23 @@ def memory_hints(ledger: Ledger, snap: Snapshot, k: int = 3) -> list[str]:
     own |= {_norm(i.text) for i in snap.open_items} | {_norm(x) for x in snap.done_items}
     facts = Memory(ledger).hints(query, k=k + len(own))
     return [f"{f.kind}: {f.text}" for f in facts if _norm(f.text) not in own][:k]
+
+
+__all__ = [
+    "MAX_SUMMARY_BYTES",
+    "SavedSnapshot",
+    "check_session",
+    "delta",
+    "fuse_ref",
+    "history",
+    "link",
+    "load",
+    "memory_hints",
+    "record_summary",
+    "remember_snapshot",
+    "restore_text",
+    "save",
+    "sessions",
+    "snapshot_facts",
+    "task_lines",
+]

@@ -97,3 +97,13 @@ def update_document(
             store, refname, name, after, message, author, expected_tip=before.tip, extra=extra
         )
         return Document(tip, dict(after))
+
+
+__all__ = [
+    "Document",
+    "decode",
+    "encode",
+    "read_document",
+    "update_document",
+    "write_document",
+]

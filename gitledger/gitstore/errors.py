@@ -130,3 +130,17 @@ def map_remote_errors(what: str, url: str) -> Iterator[None]:
     except (pygit2.GitError, OSError, ValueError, KeyError) as exc:
         text = redact_text(strerror(exc), url)
         raise remote_failure(what, url, text) from exc
+
+
+__all__ = [
+    "CORRUPT_WORDS",
+    "Kind",
+    "MOVED_WORDS",
+    "RefMoved",
+    "kind_of",
+    "map_git_errors",
+    "map_remote_errors",
+    "remote_failure",
+    "storage_failure",
+    "strerror",
+]

@@ -290,3 +290,13 @@ class BulkWriter:
             with contextlib.suppress(OSError):
                 os.unlink(lock)
             raise
+
+
+__all__ = [
+    "BulkWriter",
+    "RefsStamp",
+    "local_offset_minutes",
+    "read_packed_refs",
+    "ref_tips",
+    "refs_stamp",
+]

@@ -198,3 +198,13 @@ def _verify_gpg(sig_file: Path, payload: bytes, config: pygit2.Config) -> Signat
     if "[GNUPG:] NO_PUBKEY" in status or "[GNUPG:] ERRSIG" in status:
         return SignatureCheck("bad", "is signed by an OpenPGP key that is not in your keyring")
     return SignatureCheck("bad", "has a bad OpenPGP signature (the content does not match it)")
+
+
+__all__ = [
+    "SignatureCheck",
+    "Signer",
+    "config_bool",
+    "config_str",
+    "signer_from_config",
+    "verify_signature",
+]

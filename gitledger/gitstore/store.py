@@ -569,3 +569,19 @@ def flock(path: Path, timeout: float, busy: str, *, max_delay: float) -> Iterato
         yield
     finally:
         os.close(fd)
+
+
+__all__ = [
+    "CommitInfo",
+    "GitStore",
+    "LOCK_FILE",
+    "LOCK_TIMEOUT_S",
+    "STALE_REF_LOCK_S",
+    "commit_exists",
+    "delete_refs",
+    "flock",
+    "git_identity",
+    "has_object",
+    "is_ancestor",
+    "merge_base",
+]

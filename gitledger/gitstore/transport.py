@@ -658,3 +658,26 @@ def fetch_bundle(store: GitStore, file: Path, staging: str) -> TransferStats:
         str(file),
     )
     return TransferStats()
+
+
+__all__ = [
+    "GIT_MIN_VERSION",
+    "PUSH_CHUNK",
+    "STAGING_LOCK_FILE",
+    "STAGING_LOCK_TIMEOUT_S",
+    "TransferStats",
+    "bundle_create",
+    "bundle_heads",
+    "clear_staging",
+    "drop_stale_staging_locks",
+    "fetch_bundle",
+    "fetch_refs",
+    "git_transport",
+    "init_bare",
+    "is_bare_repository",
+    "list_remote_refs",
+    "push_refs",
+    "remote_url",
+    "set_ledger_remote",
+    "staging_lock",
+]

@@ -69,3 +69,9 @@ def program_settings(config: pygit2.Config) -> list[tuple[str, str]]:
         if entry.level in _OWN_LEVELS and names_a_program(entry.name):
             found.append((entry.name, entry.value or ""))
     return found
+
+
+__all__ = [
+    "names_a_program",
+    "program_settings",
+]

@@ -99,3 +99,11 @@ def local_path(url: str) -> Path:
     if not path.startswith("/") or "\x00" in path:
         raise InvalidInput(f"{redact_url(url)} does not name an absolute path.")
     return Path(path)
+
+
+__all__ = [
+    "is_local_url",
+    "local_path",
+    "redact_text",
+    "redact_url",
+]

@@ -141,3 +141,16 @@ class TaskList:
 
     def render(self) -> list[str]:
         return [f"[{v['status']}] {v['subject']}" for v in self.items.values()]
+
+
+__all__ = [
+    "ASK_TOOLS",
+    "EDIT_TOOLS",
+    "READ_ONLY_TOOLS",
+    "SHELL_TOOLS",
+    "TASK_TOOLS",
+    "TaskList",
+    "is_commit",
+    "is_file_work",
+    "is_read_only",
+]

@@ -279,3 +279,15 @@ def context_from_messages(payload: Mapping[str, Any]) -> StepContext:
         if isinstance(payload.get("post_compaction_tokens"), int)
         else None,
     )
+
+
+__all__ = [
+    "SUMMARY_PREFIX",
+    "context_from_messages",
+    "contexts_from_events",
+    "last_step_context",
+    "read_message",
+    "step_context",
+    "step_from_payload",
+    "window_for",
+]

@@ -78,3 +78,10 @@ def checkpoint(ledger: Any, session: str, transcript: Any, step: Step) -> str | 
         state.last_checkpoint = key
         _write_json(ledger, refname, state.to_dict(), "judge: boundary checkpoint\n", tip)
     return str(saved.commit)
+
+
+__all__ = [
+    "checkpoint",
+    "judge_turn",
+    "step_key",
+]

@@ -227,3 +227,21 @@ class ModelJudge:
             return Verdict(SAME, reason, "model-failed", by="model")
         decision, reasoning = parse_answer(answer)
         return Verdict(decision, reasoning, "model", by="model")
+
+
+__all__ = [
+    "API_VERSION",
+    "DEFAULT_BASE_URL",
+    "LATEST_CALLS",
+    "LATEST_MESSAGES",
+    "LINE_CHARS",
+    "MESSAGE_CHARS",
+    "ModelJudge",
+    "PROMPT_CHARS",
+    "REQUEST_CHARS",
+    "SYSTEM",
+    "TIMEOUT_S",
+    "judge_prompt",
+    "parse_answer",
+    "touched",
+]

@@ -87,3 +87,18 @@ class Verdict:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+__all__ = [
+    "Call",
+    "DEFAULT_FLOOR",
+    "DEFAULT_WINDOW",
+    "HYSTERESIS_POINTS",
+    "LARGE_WINDOW",
+    "Message",
+    "NEXT",
+    "SAME",
+    "Step",
+    "StepContext",
+    "Verdict",
+]

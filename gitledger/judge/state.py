@@ -252,3 +252,20 @@ def load_state(ledger: Any, session: str) -> TurnState:
 
 def sessions(ledger: Any) -> list[str]:
     return sorted(name[len(JUDGE_REF_PREFIX) :] for name, _ in ledger.store.refs(JUDGE_REF_PREFIX))
+
+
+__all__ = [
+    "CONFIG_REF",
+    "JUDGE_REF_PREFIX",
+    "JudgeConfig",
+    "SPEND_KEYS",
+    "STATE_FORMAT",
+    "TurnState",
+    "config_at",
+    "judge_ref",
+    "load_config",
+    "load_state",
+    "record_spend",
+    "save_config",
+    "sessions",
+]

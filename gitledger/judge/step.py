@@ -397,3 +397,17 @@ def clear_caches() -> None:
     pieces.words_of.cache_clear()
     pieces._text_facts.cache_clear()
     pieces._starts_of.cache_clear()
+
+
+__all__ = [
+    "LOOKBACK_TEXTS",
+    "NOVELTY",
+    "NOVELTY_TEXTS",
+    "REQUEST_LOOKBACK",
+    "clear_caches",
+    "effective_floor",
+    "gate",
+    "judge_rules",
+    "judge_step",
+    "touched_words",
+]

@@ -263,3 +263,14 @@ def decide_turn(
             cooldown_until=state.cooldown_until,
         )
     )
+
+
+__all__ = [
+    "IMPACTS",
+    "TurnDecision",
+    "TurnSignals",
+    "TurnVerdict",
+    "URGENCIES",
+    "decide_turn",
+    "turn_signals",
+]

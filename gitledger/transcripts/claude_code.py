@@ -288,3 +288,14 @@ def read_subagents(path: Path, stats: ReadStats) -> Iterator[Event]:
     for sub in subagent_files(path):
         agent = sub.stem.removeprefix("agent-")
         yield from read(sub, stats, agent_id=agent)
+
+
+__all__ = [
+    "ClaudeCodeReader",
+    "IGNORED_TYPES",
+    "SYSTEM_KEPT",
+    "block_text",
+    "read",
+    "read_subagents",
+    "subagent_files",
+]

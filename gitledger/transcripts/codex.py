@@ -168,3 +168,9 @@ def _response_item(
             **common,
         )
     return None
+
+
+__all__ = [
+    "CODEX_TYPES",
+    "read",
+]

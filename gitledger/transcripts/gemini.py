@@ -158,3 +158,10 @@ def read(path: Path, stats: ReadStats) -> Iterator[Event]:
             )
         else:
             stats.count_unknown(str(kind))
+
+
+__all__ = [
+    "MAX_FILE_BYTES",
+    "looks_like",
+    "read",
+]

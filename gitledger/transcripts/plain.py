@@ -77,3 +77,8 @@ def read(path: Path, stats: ReadStats) -> Iterator[Event]:
             continue
         stats.events += 1
         yield event
+
+
+__all__ = [
+    "read",
+]

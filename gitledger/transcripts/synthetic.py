@@ -310,3 +310,15 @@ def write_large_session(path: Path, size: int, session: str = SESSION_ID) -> Pat
         for line in tail:
             out.write(line + "\n")
     return path
+
+
+__all__ = [
+    "PROBES",
+    "Probe",
+    "SESSION_ID",
+    "count_messages",
+    "demo_events",
+    "probes_kept",
+    "write_demo_session",
+    "write_large_session",
+]

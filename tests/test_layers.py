@@ -1,0 +1,212 @@
+"""The package's layering, read from its source: pygit2 only in storage, no module importing a
+layer above its own, no import cycles, and an explicit public API (``__all__``) that the lazy
+exports of ``gitledger/__init__.py`` match.
+
+The layers, lowest first, are docs/ARCHITECTURE.md's; a module may import its own layer and the
+ones below. Imports under ``if TYPE_CHECKING:`` do not count (they never run).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+
+import gitledger
+
+PACKAGE = Path(gitledger.__file__).resolve().parent
+
+LAYERS: list[set[str]] = [
+    # foundations: no state, no storage
+    {"errors", "edits", "text", "refs", "paths", "tokens", "settings", "transcripts", "agents"},
+    {"gitstore"},  # the only pygit2 importer
+    {"model", "merge"},  # records and their format; the three-way merge
+    {"changes", "gates"},  # diffs, commit messages and clocks; every gate
+    {"index"},  # the disposable SQLite cache of the task refs
+    {"ledger"},
+    # services on the ledger
+    {"memory", "context", "transfer", "trackers", "graph", "changelog", "sync"},
+    {"fuse", "judge", "hooks", "tasklist"},  # the agent-facing machinery
+    # interfaces: parse, one call, render (agents.install writes agents' settings for setup)
+    {"mcp_server", "mcp_stdio", "cli", "agents.install", "__main__", "__init__"},
+]
+LAYER = {name: i for i, names in enumerate(LAYERS) for name in names}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def imports(name: str) -> set[str]:
+    """The modules ``name`` imports at run time (anywhere in the file), as full names."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.If) and _type_checking(child):
+                for other in child.orelse:
+                    visit(other)
+                continue
+            if isinstance(child, ast.ImportFrom):
+                if child.level:
+                    base = package.split(".")[: len(package.split(".")) - child.level + 1]
+                    target = ".".join([*base, *([child.module] if child.module else [])])
+                else:
+                    target = child.module or ""
+                for alias in child.names:
+                    sub = f"{target}.{alias.name}"
+                    found.add(sub if sub in MODULES else target)
+            elif isinstance(child, ast.Import):
+                found.update(alias.name for alias in child.names)
+            visit(child)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")))
+    return found - {name}
+
+
+def area(name: str) -> str:
+    """``gitledger.fuse.store`` -> ``fuse``: the layer table names top-level modules (and a
+    submodule where it sits in another layer than its package, ``agents.install``)."""
+    parts = name.split(".")
+    if len(parts) > 2 and ".".join(parts[1:3]) in LAYER:
+        return ".".join(parts[1:3])
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+GRAPH = {name: {i for i in imports(name) if i.split(".")[0] == "gitledger"} for name in MODULES}
+
+
+def test_every_module_has_a_layer() -> None:
+    assert {area(name) for name in MODULES} - set(LAYER) == set()
+
+
+def test_pygit2_only_in_storage() -> None:
+    users = {n for n in MODULES if "pygit2" in {i.split(".")[0] for i in imports(n)}}
+    assert users, "the storage package imports pygit2"
+    assert {area(n) for n in users} == {"gitstore"}, sorted(users)
+
+
+def test_no_module_imports_a_layer_above_its_own() -> None:
+    upward = sorted(
+        f"{name} -> {target}"
+        for name, targets in GRAPH.items()
+        for target in targets
+        if LAYER[area(target)] > LAYER[area(name)]
+    )
+    assert upward == []
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one node (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph.get(root, ()))))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is None:
+                work.pop()
+                if work:
+                    low[work[-1][0]] = min(low[work[-1][0]], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        found.append(sorted(component))
+            elif child not in index:
+                index[child] = low[child] = counter
+                counter += 1
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(sorted(graph.get(child, ())))))
+            elif child in on_stack:
+                low[node] = min(low[node], index[child])
+    return found
+
+
+def test_no_import_cycles() -> None:
+    between_areas: dict[str, set[str]] = {}
+    for name, targets in GRAPH.items():
+        between_areas.setdefault(area(name), set()).update(
+            area(t) for t in targets if area(t) != area(name)
+        )
+    # A package importing its own __init__ (``from . import x``) is not a cycle of modules.
+    within = {
+        name: {t for t in targets if t in MODULES and not name.startswith(t + ".")}
+        for name, targets in GRAPH.items()
+    }
+    assert _cycles(between_areas) == []
+    assert _cycles(within) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+# --- the public API ----------------------------------------------------------------------------
+
+PUBLIC = sorted(
+    name
+    for name, path in MODULES.items()
+    if not any(part.startswith("_") for part in name.split(".")[1:]) and name != "gitledger"
+)
+
+
+@pytest.mark.parametrize("name", PUBLIC)
+def test_each_module_says_what_it_exports(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = getattr(module, "__all__", None)
+    assert exported is not None, f"{name} has no __all__"
+    missing = [n for n in exported if not hasattr(module, n)]
+    assert missing == [], f"{name}.__all__ names what it does not have"
+    assert len(set(exported)) == len(exported)
+
+
+def _type_checking_names() -> set[str]:
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.If) and _type_checking(node):
+            for statement in ast.walk(node):
+                if isinstance(statement, ast.ImportFrom):
+                    names.update(alias.asname or alias.name for alias in statement.names)
+    return names
+
+
+def test_lazy_exports_equal_the_type_checking_names() -> None:
+    assert _type_checking_names() == set(gitledger.__all__) - {"__version__"}
+    for name in gitledger.__all__:
+        assert getattr(gitledger, name) is not None

@@ -29,11 +29,12 @@ This project keeps its task line in gitledger, so it survives compaction and res
 """
 
 
-def remove_block(text: str) -> str:
-    """``text`` without gitledger's marked block (and the blank line that set it apart)."""
+def _block_span(text: str) -> tuple[int, int] | None:
+    """Where gitledger's block is in ``text`` (its newline included), or None; a begin marker
+    without an end marker is refused rather than guessed at."""
     start = text.find(BEGIN)
     if start < 0:
-        return text
+        return None
     end = text.find(END, start)
     if end < 0:
         raise InvalidInput(
@@ -42,7 +43,15 @@ def remove_block(text: str) -> str:
     end += len(END)
     if text[end : end + 1] == "\n":
         end += 1
-    head, tail = text[:start], text[end:]
+    return start, end
+
+
+def remove_block(text: str) -> str:
+    """``text`` without gitledger's marked block (and the blank line that set it apart)."""
+    span = _block_span(text)
+    if span is None:
+        return text
+    head, tail = text[: span[0]], text[span[1] :]
     if head.endswith("\n\n") and not tail:
         head = head[:-1]
     return head + tail
@@ -50,17 +59,9 @@ def remove_block(text: str) -> str:
 
 def add_block(text: str) -> str:
     """``text`` with gitledger's block: replaced where it is, else appended after a blank line."""
-    if BEGIN in text:
-        start = text.find(BEGIN)
-        end = text.find(END, start)
-        if end < 0:
-            raise InvalidInput(
-                f"The file has '{BEGIN}' but no '{END}'; fix the block by hand, then run again."
-            )
-        end += len(END)
-        if text[end : end + 1] == "\n":
-            end += 1
-        return text[:start] + AGENTS_BLOCK + text[end:]
+    span = _block_span(text)
+    if span is not None:
+        return text[: span[0]] + AGENTS_BLOCK + text[span[1] :]
     if not text:
         return AGENTS_BLOCK
     # One blank line before the block; remove_block takes exactly that line away again.

@@ -135,9 +135,9 @@ def _save_hook(
     """
     from .. import fuse
     from ..errors import InvalidInput
-    from ..hooks import emit, text_field, transcript_file
+    from ..hooks import emit, read_payload, text_field, transcript_file
 
-    payload = _payload(True)
+    payload = read_payload(strict=True)  # a payload that is no object says why, in one line
     given: object = str(transcript) if transcript else payload.get("transcript_path")
     session = session or text_field(payload, "session_id")
     trigger = (

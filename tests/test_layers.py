@@ -27,8 +27,9 @@ LAYERS: list[set[str]] = [
     {"index"},  # the disposable SQLite cache of the task refs
     {"ledger"},
     # services on the ledger
-    {"memory", "context", "transfer", "trackers", "graph", "changelog", "sync"},
-    {"fuse", "judge", "hooks", "tasklist"},  # the agent-facing machinery
+    {"memory", "context", "transfer", "trackers", "graph", "changelog"},
+    # the agent-facing machinery, and sync, which moves every kind of ref (it merges fuse refs)
+    {"fuse", "judge", "hooks", "tasklist", "sync"},
     # interfaces: parse, one call, render (agents.install writes agents' settings for setup)
     {"mcp_server", "mcp_stdio", "cli", "agents.install", "__main__", "__init__"},
 ]

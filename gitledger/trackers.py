@@ -75,6 +75,11 @@ def _text(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
+def _items(value: Any) -> list[Any]:
+    """A list field of an export, or nothing when the field holds anything else."""
+    return value if isinstance(value, list) else []
+
+
 def _note(text: str, at: str | None = None, actor: str | None = None) -> dict[str, Any]:
     note: dict[str, Any] = {"text": text}
     if at:
@@ -167,7 +172,7 @@ def _bead(item: dict[str, Any], lineno: int, present: set[str]) -> dict[str, Any
         labels.append(status)
     elif status not in BEADS_STATUS:
         labels.append(_label(f"beads-status:{status}"))
-    labels += [_label(str(x)) for x in item.get("labels") or [] if isinstance(x, str)]
+    labels += [_label(str(x)) for x in _items(item.get("labels")) if isinstance(x, str)]
     actor = _text(item.get("created_by")) or None
     notes: list[dict[str, Any]] = []
     decisions: list[dict[str, Any]] = []
@@ -177,14 +182,14 @@ def _bead(item: dict[str, Any], lineno: int, present: set[str]) -> dict[str, Any
         decisions.append(_note(f"Design: {item['design']}", item.get("created_at"), actor))
     if _text(item.get("notes")).strip():
         notes.append(_note(item["notes"], item.get("updated_at"), actor))
-    for comment in item.get("comments") or []:
+    for comment in _items(item.get("comments")):
         if isinstance(comment, dict) and _text(comment.get("text")).strip():
             notes.append(
                 _note(comment["text"], comment.get("created_at"), _text(comment.get("author")))
             )
     parent: str | None = None
     dependencies: list[str] = []
-    for dep in item.get("dependencies") or []:
+    for dep in _items(item.get("dependencies")):
         if not isinstance(dep, dict) or not isinstance(dep.get("depends_on_id"), str):
             continue
         other, kind = dep["depends_on_id"], _text(dep.get("type")) or "blocks"
@@ -273,19 +278,20 @@ def _tw_task(item: Any, n: int, present: set[str]) -> dict[str, Any]:
     labels = [_label(f"taskwarrior:{uuid}")]
     if _text(item.get("project")):
         labels.append(_label(f"project:{item['project']}"))
-    labels += [_label(t) for t in item.get("tags") or [] if isinstance(t, str)]
+    labels += [_label(t) for t in _items(item.get("tags")) if isinstance(t, str)]
     if status in ("waiting", "recurring"):
         labels.append(status)
     notes = [
         _note(a["description"], _tw_time(a.get("entry")))
-        for a in item.get("annotations") or []
+        for a in _items(item.get("annotations"))
         if isinstance(a, dict) and _text(a.get("description")).strip()
     ]
-    if item.get("due"):
+    if isinstance(item.get("due"), str) and item["due"]:
         notes.append(_note(f"Due {_tw_time(item['due'])}"))
-    depends = item.get("depends") or []
+    depends: Any = item.get("depends") or []
     if isinstance(depends, str):  # before 2.6: "uuid,uuid"
         depends = [d for d in depends.split(",") if d]
+    depends = _items(depends)
     dependencies: list[str] = []
     for dep in depends:
         if not isinstance(dep, str):
@@ -340,16 +346,16 @@ def _issue(item: Any, n: int) -> dict[str, Any]:
     labels = [_label(f"github:{number}")]
     labels += [
         _label(lab["name"])
-        for lab in item.get("labels") or []
+        for lab in _items(item.get("labels"))
         if isinstance(lab, dict) and _text(lab.get("name"))
     ]
-    assignees = [_login(a) for a in item.get("assignees") or [] if _login(a)]
+    assignees = [_login(a) for a in _items(item.get("assignees")) if _login(a)]
     labels += [_label(f"assignee:{a}") for a in assignees[1:]]
     author = _login(item.get("author")) or None
     notes: list[dict[str, Any]] = []
     if _text(item.get("body")).strip():
         notes.append(_note(item["body"], item.get("createdAt"), author))
-    for comment in item.get("comments") or []:
+    for comment in _items(item.get("comments")):
         if isinstance(comment, dict) and _text(comment.get("body")).strip():
             notes.append(
                 _note(comment["body"], comment.get("createdAt"), _login(comment.get("author")))

@@ -287,20 +287,19 @@ class Index:
             return self._guarded_unlocked(action)
 
     def _guarded_unlocked(self, action: Callable[[sqlite3.Connection], _T]) -> _T:
-        for attempt in range(2):
-            try:
-                conn = self._connect()
-                self._refresh(conn)
-                return action(conn)
-            except sqlite3.DatabaseError as exc:
-                if not is_corrupt(exc) or attempt:
-                    raise StorageError(
-                        f"The search index at {self.file} failed ({exc}). Run 'gitledger index "
-                        f"rebuild'."
-                    ) from exc
-                self.close()
-                self._delete_files()
-        raise AssertionError("unreachable")  # pragma: no cover
+        return run_current(
+            action,
+            connect=self._connect,
+            refresh=self._refresh,
+            reset=self._reset,
+            failed=lambda exc: (
+                f"The search index at {self.file} failed ({exc}). Run 'gitledger index rebuild'."
+            ),
+        )
+
+    def _reset(self) -> None:
+        self.close()
+        self._delete_files()
 
     # --- keeping current ----------------------------------------------------------------------
 
@@ -781,6 +780,29 @@ def stamp_current(conn: sqlite3.Connection, encoded: str) -> bool:
     window (so no change in the same file-system tick can hide behind it)."""
     rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('stamp', 'racy')"))
     return rows.get("stamp") == encoded and rows.get("racy") == "0"
+
+
+def run_current(
+    action: Callable[[sqlite3.Connection], _T],
+    *,
+    connect: Callable[[], sqlite3.Connection],
+    refresh: Callable[[sqlite3.Connection], object],
+    reset: Callable[[], None],
+    failed: Callable[[sqlite3.DatabaseError], str],
+) -> _T:
+    """Run ``action`` on a derived cache brought current first (``refresh``); a damaged file
+    is deleted (``reset``) and rebuilt once, any other failure is a ``StorageError`` (``failed``
+    words it). Both caches, the task index and memory's, run their queries through this."""
+    for attempt in range(2):
+        try:
+            conn = connect()
+            refresh(conn)
+            return action(conn)
+        except sqlite3.DatabaseError as exc:
+            if attempt or not is_corrupt(exc):
+                raise StorageError(failed(exc)) from exc
+            reset()
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def save_stamp(conn: sqlite3.Connection, stamp: RefsStamp) -> None:

@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from .errors import (
     AmbiguousId,
@@ -50,7 +50,6 @@ from .errors import (
     FactNotFound,
     InvalidInput,
     LedgerError,
-    StorageError,
 )
 from .gitstore import BulkWriter, RefMoved, ref_tips, refs_stamp
 from .model import ID_PATTERN, FieldCheck, check_text, new_id, record_from_dict
@@ -63,6 +62,7 @@ if TYPE_CHECKING:
 FACT_KINDS = ("decision", "pitfall", "constraint", "preference", "todo", "accomplishment")
 FactKind = Literal["decision", "pitfall", "constraint", "preference", "todo", "accomplishment"]
 CONFIG_REF = MEMORY_CONFIG_REF
+_T = TypeVar("_T")
 FORMAT_LINE = "gitledger-fact 1\n"
 FACT_FILES = ("FORMAT", "fact.json")
 INDEX_FILE = "gitledger-memory.sqlite"
@@ -264,22 +264,19 @@ class MemoryIndex:
             self._conn = None
         delete_derived_db(self.file)
 
-    def run(self, action: Callable[[sqlite3.Connection], Any]) -> Any:
+    def run(self, action: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run ``action`` on a current index; a damaged file is rebuilt once, silently."""
-        for attempt in range(2):
-            try:
-                conn = self._connect()
-                self._refresh(conn)
-                return action(conn)
-            except sqlite3.DatabaseError as exc:
-                from .index import is_corrupt
+        from .index import run_current
 
-                if attempt or not is_corrupt(exc):
-                    raise StorageError(
-                        f"The memory index at {self.file} failed ({exc}); delete it and retry."
-                    ) from exc
-                self.delete()
-        raise AssertionError("unreachable")  # pragma: no cover
+        return run_current(
+            action,
+            connect=self._connect,
+            refresh=self._refresh,
+            reset=self.delete,
+            failed=lambda exc: (
+                f"The memory index at {self.file} failed ({exc}); delete it and retry."
+            ),
+        )
 
     def _refresh(self, conn: sqlite3.Connection) -> None:
         from .index import refs_changed, save_stamp, stamp_current, write_transaction

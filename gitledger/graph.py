@@ -239,12 +239,7 @@ def graph_tree(graph: Graph) -> str:
 
 
 def render_graph(graph: Graph, fmt: str) -> str:
-    if fmt == "tree":
-        return graph_tree(graph)
-    if fmt == "mermaid":
-        return graph_mermaid(graph)
-    if fmt == "dot":
-        return graph_dot(graph)
-    if fmt == "svg":
-        return graph_svg(graph)
-    raise InvalidInput(f"Unknown graph format '{fmt}'. Use one of: {', '.join(GRAPH_FORMATS)}.")
+    renderers = {"mermaid": graph_mermaid, "dot": graph_dot, "svg": graph_svg, "tree": graph_tree}
+    if fmt not in renderers:
+        raise InvalidInput(f"Unknown graph format '{fmt}'. Use one of: {', '.join(GRAPH_FORMATS)}.")
+    return renderers[fmt](graph)

@@ -91,13 +91,10 @@ def _note(text: str, at: str | None = None, actor: str | None = None) -> dict[st
 
 def convert(source: str, stream: IO[str]) -> Iterator[Row]:
     """The import lines for ``source``'s export read from ``stream``."""
-    if source == "beads":
-        return _beads(stream)
-    if source == "taskwarrior":
-        return _taskwarrior(stream)
-    if source == "github":
-        return _github(stream)
-    raise InvalidInput(f"Unknown source '{source}'. Use one of: {', '.join(SOURCES)}.")
+    readers = {"beads": _beads, "taskwarrior": _taskwarrior, "github": _github}
+    if source not in readers:
+        raise InvalidInput(f"Unknown source '{source}'. Use one of: {', '.join(SOURCES)}.")
+    return readers[source](stream)
 
 
 def _array(stream: IO[str], what: str) -> list[Any]:

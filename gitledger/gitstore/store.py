@@ -33,7 +33,7 @@ import pygit2
 from ..errors import CorruptRecord, NoLedger, StorageError, UnsafeLedger
 from ..paths import git_work_tree
 from .errors import RefMoved, kind_of, map_git_errors, strerror
-from .raw import local_offset_minutes, read_packed_refs
+from .raw import local_offset_minutes, loose_object_problem, read_packed_refs
 from .signing import (
     SignatureCheck,
     Signer,
@@ -86,6 +86,8 @@ class GitStore:
             pygit2.settings.enable_fsync_gitdir(True)
         self._held = 0  # how deep this process holds the writer lock (see _clear_stale_lock)
         self._signer: Signer | None | object = _UNSET
+        self._dir = str(self.path)
+        self._sound: set[str] = set()  # objects whose loose file was checked (objects never change)
 
     def _refuse_links_out(self) -> None:
         for name in ("HEAD", "config", "refs", "objects", "packed-refs", LOCK_FILE):
@@ -217,13 +219,37 @@ class GitStore:
 
     # --- objects -------------------------------------------------------------------------------
 
+    def _object(self, oid: str | pygit2.Oid) -> pygit2.Object:
+        """The object ``oid``, its loose file checked first (``raw.loose_object_problem``: a
+        truncated one would make libgit2 spin forever)."""
+        hex_id = str(oid)
+        if hex_id in self._sound:
+            return self.repo[oid]
+        problem = loose_object_problem(self._dir, hex_id)
+        if problem is None:
+            if len(self._sound) > 200_000:  # bounded (a long-lived MCP server, a huge verify)
+                self._sound.clear()
+            self._sound.add(hex_id)
+        else:
+            raise CorruptRecord(
+                f"Git object {hex_id} (objects/{hex_id[:2]}/{hex_id[2:]}) is damaged: {problem}. "
+                f"Restore the ledger from a backup (gitledger restore REMOTE); gitledger verify "
+                f"lists every task the damage reaches."
+            )
+        return self.repo[oid]
+
+    def _commit(self, commit: str) -> pygit2.Commit:
+        obj = self._object(commit)
+        if not isinstance(obj, pygit2.Commit):
+            raise CorruptRecord(f"{commit[:12]} is a {obj.type_str}, not a commit.")
+        return obj
+
     def read_files(self, commit: str, names: tuple[str, ...]) -> dict[str, bytes | None]:
         """Read files from a commit's tree; a missing file reads as None."""
         with map_git_errors(f"reading commit {commit[:12]}"):
-            obj = self.repo[commit]
-            if not isinstance(obj, pygit2.Commit):
-                raise CorruptRecord(f"{commit[:12]} is a {obj.type_str}, not a commit.")
-            tree = obj.tree
+            obj = self._commit(commit)
+            tree = self._object(obj.tree_id)
+            assert isinstance(tree, pygit2.Tree)
             out: dict[str, bytes | None] = {}
             for name in names:
                 try:
@@ -231,7 +257,7 @@ class GitStore:
                 except KeyError:
                     out[name] = None
                     continue
-                blob = self.repo[entry.id]
+                blob = self._object(entry.id)
                 if not isinstance(blob, pygit2.Blob):
                     raise CorruptRecord(f"{commit[:12]}:{name} is not a file.")
                 out[name] = blob.data
@@ -239,10 +265,7 @@ class GitStore:
 
     def commit_info(self, commit: str) -> CommitInfo:
         with map_git_errors(f"reading commit {commit[:12]}"):
-            obj = self.repo[commit]
-            if not isinstance(obj, pygit2.Commit):
-                raise CorruptRecord(f"{commit[:12]} is a {obj.type_str}, not a commit.")
-            return self._info(obj)
+            return self._info(self._commit(commit))
 
     @staticmethod
     def _info(obj: pygit2.Commit) -> CommitInfo:
@@ -260,6 +283,13 @@ class GitStore:
     def walk(self, tip: str) -> Iterator[CommitInfo]:
         """Every commit reachable from ``tip``, newest first (topological)."""
         with map_git_errors(f"walking history from {tip[:12]}"):
+            # libgit2's walker reads every commit itself: check each one's file first.
+            pending, seen = [tip], {tip}
+            while pending:
+                for parent in self._commit(pending.pop()).parent_ids:
+                    if str(parent) not in seen:
+                        seen.add(str(parent))
+                        pending.append(str(parent))
             walker = self.repo.walk(
                 pygit2.Oid(hex=tip),
                 pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME,
@@ -278,14 +308,13 @@ class GitStore:
     def check_objects(self, commit: str) -> None:
         """Read (and so re-hash) a commit, its tree and every blob in it."""
         with map_git_errors(f"checking {commit[:12]}"):
-            obj = self.repo[commit]
-            if not isinstance(obj, pygit2.Commit):
-                raise CorruptRecord(f"{commit[:12]} is a {obj.type_str}, not a commit.")
+            obj = self._commit(commit)
             obj.read_raw()
-            tree = obj.tree
+            tree = self._object(obj.tree_id)
+            assert isinstance(tree, pygit2.Tree)
             tree.read_raw()
             for entry in tree:
-                self.repo[entry.id].read_raw()
+                self._object(entry.id).read_raw()
 
     # --- writing -------------------------------------------------------------------------------
 
@@ -361,10 +390,7 @@ class GitStore:
     def check_signature(self, commit: str) -> SignatureCheck:
         """Check a commit's signature with the user's tools and trust settings."""
         with map_git_errors(f"reading commit {commit[:12]}"):
-            obj = self.repo[commit]
-            if not isinstance(obj, pygit2.Commit):
-                raise CorruptRecord(f"{commit[:12]} is a {obj.type_str}, not a commit.")
-            sig, payload = obj.gpg_signature
+            sig, payload = self._commit(commit).gpg_signature
         if sig is None or payload is None:
             return SignatureCheck("unsigned", "is unsigned")
         return verify_signature(sig, payload, self.repo.config)

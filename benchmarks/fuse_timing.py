@@ -1,11 +1,11 @@
-"""Whole-process timings of the fuse hooks on a 3 MB transcript, and peak memory on a 100 MB one.
+"""Whole-process timings of the fuse hooks on a 5 MB transcript, and peak memory on a 100 MB one.
 
 Each run is a fresh ``python -m gitledger`` process fed a hook payload on stdin, as Claude Code
 runs it. Peak memory is the process's own maximum resident set size (ru_maxrss), compared with a
 command that reads no transcript at all. The transcripts are generated in a temporary folder
 (``gitledger.transcripts.synthetic.write_large_session``) and deleted afterwards.
 
-    python benchmarks/fuse_timing.py [--runs 7] [--big-mb 100] [--json FILE]
+    python benchmarks/fuse_timing.py [--runs 7] [--mb 5] [--big-mb 100] [--json FILE]
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ def run(args: list[str], stdin: str, env: dict[str, str]) -> tuple[float, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--mb", type=int, default=5, help="Size of the timed transcript.")
     parser.add_argument("--big-mb", type=int, default=100)
     parser.add_argument("--json", dest="json_file")
     options = parser.parse_args()
@@ -68,7 +69,8 @@ def main() -> None:
         subprocess.run(
             [sys.executable, "-m", "gitledger", "init"], env=env, check=True, capture_output=True
         )
-        small = synthetic.write_large_session(folder / "3mb.jsonl", 3 * 1_000_000)
+        small = synthetic.write_large_session(folder / "small.jsonl", options.mb * 1_000_000)
+        mb = f"{options.mb} MB"
         save_payload = json.dumps(
             {"session_id": "bench", "transcript_path": str(small), "cwd": tmp, "trigger": "auto"}
         )
@@ -76,7 +78,7 @@ def main() -> None:
         rows = []
         for label, args, stdin in (
             ("fuse status (no transcript: the floor)", ["fuse", "status", "--json"], ""),
-            ("fuse save, 3 MB transcript (PreCompact)", ["fuse", "save"], save_payload),
+            (f"fuse save, {mb} transcript (PreCompact)", ["fuse", "save"], save_payload),
             ("fuse restore --hook (SessionStart)", ["fuse", "restore", "--hook"], start_payload),
         ):
             times = [run(args, stdin, env)[0] for _ in range(options.runs)]
@@ -103,7 +105,7 @@ def main() -> None:
             fuse.restore_text(ledger, "inproc", fuse.DEFAULT_BUDGET)
             restores.append(time.perf_counter() - started)
         results["in_process"] = {
-            "save_3mb_median_ms": statistics.median(saves) * 1000,
+            "save_small_median_ms": statistics.median(saves) * 1000,
             "restore_median_ms": statistics.median(restores) * 1000,
         }
 
@@ -117,7 +119,7 @@ def main() -> None:
         results["memory"] = {
             "big_bytes": big.stat().st_size,
             "floor_peak_mb": floor_kb / 1024,
-            "save_3mb_peak_mb": small_kb / 1024,
+            "save_small_peak_mb": small_kb / 1024,
             "save_big_peak_mb": big_kb / 1024,
             "save_big_seconds": big_s,
         }
@@ -128,14 +130,16 @@ def main() -> None:
         print(f"{row['command']:44} {row['median_ms']:>10.0f} {row['min_ms']:>8.0f}")
     inproc = results["in_process"]
     print(
-        f"{'in-process: save 3 MB / restore 6,000 B':44} "
-        f"{inproc['save_3mb_median_ms']:>10.0f} {inproc['restore_median_ms']:>8.1f}"  # type: ignore[index]
+        f"{'in-process: save ' + str(options.mb) + ' MB / restore 6,000 B':44} "
+        f"{inproc['save_small_median_ms']:>10.0f} {inproc['restore_median_ms']:>8.1f}"  # type: ignore[index]
     )
     memory = results["memory"]
     print()
     print(f"{'peak RSS':44} {'MB':>10}")
     print(f"{'fuse status (floor)':44} {memory['floor_peak_mb']:>10.1f}")  # type: ignore[index]
-    print(f"{'fuse save, 3 MB transcript':44} {memory['save_3mb_peak_mb']:>10.1f}")  # type: ignore[index]
+    print(
+        f"{'fuse save, ' + str(options.mb) + ' MB transcript':44} {memory['save_small_peak_mb']:>10.1f}"
+    )  # type: ignore[index]
     big_label = f"fuse save, {memory['big_bytes'] // 1_000_000} MB transcript"  # type: ignore[index]
     print(
         f"{big_label:44} {memory['save_big_peak_mb']:>10.1f}"  # type: ignore[index]

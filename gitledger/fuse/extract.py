@@ -28,6 +28,7 @@ from .rules import (
     _COMMIT_OUT_RE,
     _CONSTRAINT_RE,
     _COUNT_RE,
+    _COUNT_WORD_RE,
     _DECISION_RE,
     _EDIT_TOOLS,
     _FAILURE_RE,
@@ -42,6 +43,7 @@ from .rules import (
     _SPEC_COMMAND_RE,
     _SPEC_FILE_RE,
     _TRIVIAL_TOOL_ERRORS,
+    CHECK_TAIL,
     MIN_OUTCOME,
     _call_summary,
     _check_key,
@@ -353,14 +355,19 @@ class Extractor:
             subject = str(data.get("subject") or task.get("subject") or "")
             self.tasks[task_id] = OpenItem(text=clean(subject)[:400], status="pending", id=task_id)
             return
-        answers = _ANSWERS_RE.search(event.text) if name in _ASK_TOOLS or not name else None
+        answered = "User has answered" in event.text and (name in _ASK_TOOLS or not name)
+        answers = _ANSWERS_RE.search(event.text) if answered else None
         if answers:
             for question, answer in _ANSWER_PAIR_RE.findall(answers.group(1)):
                 self.answers.add(
                     f"Asked {clean(question)[:300]} Answer: {clean(answer)[:400]}", key=question
                 )
             return
-        reason = _REJECT_REASON_RE.search(event.text)
+        reason = (
+            _REJECT_REASON_RE.search(event.text)
+            if event.is_error and ("rejection" in event.text or "the user said" in event.text)
+            else None
+        )
         if reason and clean(reason.group(1)):
             # the person's own words on why a step was refused: a rule for the rest of the work
             self.answers.add(
@@ -432,11 +439,14 @@ class Extractor:
         if not isinstance(command, str):
             return
         first = clean(command.strip().splitlines()[0] if command.strip() else "")
-        for branch, sha, subject in _COMMIT_OUT_RE.findall(output[:4_000]):
-            self.checks.add(f"Committed {sha} on {branch}: {clean(subject)[:200]}", key=sha)
+        if "commit" in first:  # git commit, or a script that commits, prints "[branch sha] …"
+            for branch, sha, subject in _COMMIT_OUT_RE.findall(output[:4_000]):
+                self.checks.add(f"Committed {sha} on {branch}: {clean(subject)[:200]}", key=sha)
         if not _CHECK_COMMAND_RE.search(first):
             return
-        counts = [clean(m) for m in _COUNT_RE.findall(_TAG_RE.sub(" ", output))]
+        # a runner prints its counts at the end: its last lines are enough
+        tail = _TAG_RE.sub(" ", output[-CHECK_TAIL:])
+        counts = [clean(m) for m in _COUNT_RE.findall(tail)] if _COUNT_WORD_RE.search(tail) else []
         result = counts[-1] if counts else ("failed" if failed else "ok")
         if failed and counts:
             result += " (failed)"

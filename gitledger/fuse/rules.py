@@ -153,6 +153,8 @@ _COUNT_RE = re.compile(
     r"skipped|ok)\b[^\n]{0,60}))",
     re.I,
 )
+_COUNT_WORD_RE = re.compile(r"pass|fail|error|skipped|\bok\b", re.I)
+CHECK_TAIL = 800  # bytes of a check's output read for its counts (runners print them last)
 # git commit prints "[branch abc1234] subject"
 _COMMIT_OUT_RE = re.compile(
     r"^\[([\w./+-]{1,80})(?: \(root-commit\))? ([0-9a-f]{7,12})\] (.+)$", re.M

@@ -1,0 +1,96 @@
+"""``gitledger setup`` inside the real Claude Code, against the stand-in model.
+
+One machine: after ``gitledger setup --write`` and no other step, a new session's first model
+request carries the ledger's tasks (the SessionStart hook primes every source), and a compaction
+keeps the scripted facts (the fuse hooks). Two machines: two HOMEs and two ledgers sharing one
+bare origin, each set up once with ``--sync``; a task created on A reaches the first request of
+a fresh session on B with no command typed in between.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import e2e_fixtures
+import pytest
+import scenario
+from claude_harness import ClaudeSession, gitledger_shim, missing
+from standin import Reply, StandIn, text
+
+pytestmark = pytest.mark.e2e
+
+claude_bin = e2e_fixtures.claude_bin
+standin = e2e_fixtures.standin
+
+
+def gitledger(session: ClaudeSession, *args: str) -> subprocess.CompletedProcess[str]:
+    shim = gitledger_shim(session.bin)
+    return subprocess.run(
+        [str(shim), *args],
+        cwd=session.project,
+        env=session.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def machine(claude_bin: Path, standin: StandIn, root: Path) -> ClaudeSession:
+    session = ClaudeSession(
+        claude=claude_bin,
+        standin=standin,
+        root=root,
+        extra_env={"GITLEDGER_DIR": str(root / "ledger")},
+    )
+    subprocess.run(["git", "init", "-q", str(session.project)], check=True)
+    assert gitledger(session, "init").returncode == 0
+    return session
+
+
+def test_setup_write_alone_primes_every_session_and_keeps_facts_across_compaction(
+    claude_bin: Path, standin: StandIn, tmp_path: Path
+) -> None:
+    session = machine(claude_bin, standin, tmp_path / "one")
+    goal = "Migrate the billing exports to UTF-8"
+    assert gitledger(session, "task", "create", goal).returncode == 0
+    done = gitledger(session, "setup", "--write")
+    assert done.returncode == 0, done.stdout + done.stderr
+    settings = json.loads((session.home / ".claude" / "settings.json").read_text())
+    assert {"PreCompact", "PostCompact", "SessionStart"} <= set(settings["hooks"])
+    session.standin.script(Reply([text("Hello.")]))
+    session.run("What should I work on?")
+    first = session.standin.of_kind("main")[0]
+    assert goal in first.messages_text()
+    startup = [r for r in session.hook_runs() if r.get("hookName") == "SessionStart:startup"]
+    assert startup and all(r["exitCode"] == 0 for r in startup), startup
+    session.session_id = None  # the scripted session is a new one, its goal its own
+    scenario.play(session)
+    session.compact()
+    mark = session.standin.mark()
+    session.standin.script(Reply([text("Carrying on.")]))
+    session.run("Where were we?")
+    after = session.standin.since(mark, "main")[0]
+    assert missing(scenario.PROBES.values(), after.messages_text()) == []
+
+
+def test_a_task_from_machine_a_reaches_a_fresh_session_on_machine_b(
+    claude_bin: Path, standin: StandIn, tmp_path: Path
+) -> None:
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    a = machine(claude_bin, standin, tmp_path / "a")
+    b = machine(claude_bin, standin, tmp_path / "b")
+    for side in (a, b):
+        done = gitledger(side, "setup", "--sync", str(origin), "--write")
+        assert done.returncode == 0, done.stdout + done.stderr
+    goal = "Ship the CSV export for invoices"
+    assert gitledger(a, "task", "create", goal).returncode == 0
+    a.standin.script(Reply([text("Noted.")]))
+    a.run("Note the CSV export task.")  # its SessionEnd hook pushes
+    mark = b.standin.mark()
+    b.standin.script(Reply([text("Hello.")]))
+    b.run("What should I work on?")  # its SessionStart hook fetches, then primes
+    first = b.standin.since(mark, "main")[0]
+    assert goal in first.messages_text()

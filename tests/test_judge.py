@@ -798,3 +798,33 @@ def test_a_function_hook_conversation_past_one_mib_is_still_judged() -> None:
     out = run_cli("judge", "step", "--json", input=raw)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["judged"] is True
+
+
+def test_going_down_the_list_the_person_approved_is_next() -> None:
+    findings = (
+        "Review done.\n\n**1. The cache key ignores the locale.** `cache.py:40` builds it.\n\n"
+        "**2. The retry loop never backs off.** `net.py:12` sleeps a fixed second.\n"
+    )
+    history = [
+        Message("user", "Review the branch."),
+        said(findings),
+        Message("user", "fix both"),
+        said("The cache key first.", Call("Edit", {"file_path": "src/cache.py"})),
+    ]
+    verdict = judge.judge_rules(history, Step("Now the retry loop: back off.", (read_call("n"),)))
+    assert verdict.decision == NEXT and verdict.rule == "list-item"
+    # Still on the first item: not a move.
+    same = judge.judge_rules(history, Step("Now the cache key and the locale.", (edit("c"),)))
+    assert same.decision == SAME
+
+
+def test_a_long_list_is_a_plan_not_pieces_asked_for() -> None:
+    plan = "Plan:\n" + "".join(f"- step about part{i} with words w{i}a w{i}b\n" for i in range(12))
+    history = [
+        Message("user", "Build the exporter."),
+        said(plan),
+        Message("user", "yes"),
+        said("", Call("Edit", {"file_path": "part1.py"})),
+    ]
+    verdict = judge.judge_rules(history, Step("Now part7 w7a w7b.", (edit("p7"),)))
+    assert verdict.rule != "list-item"

@@ -334,6 +334,26 @@ ANSWER_RE = re.compile(
     re.IGNORECASE,
 )
 
+# An item of a list: "1. …", "- …", "* …", "**2. …**" at the start of a line.
+_ITEM_RE = re.compile(r"^[ \t]*(?:\*\*)?(?:\d{1,2}[.)]|[-*•])[ \t]+(?=\S)", re.MULTILINE)
+
+
+def list_items(text: str) -> list[str]:
+    """The items of the first list of two or more items in the text (each item's text up to the
+    next item or a blank line)."""
+    text = text[: TEXT_LIMIT * 3]
+    starts = [m.start() for m in _ITEM_RE.finditer(text)]
+    if len(starts) < 2:
+        return []
+    items = []
+    for index, start in enumerate(starts):
+        end = starts[index + 1] if index + 1 < len(starts) else len(text)
+        body = text[start:end]
+        blank = body.find("\n\n")
+        items.append(body[:blank] if blank > 0 else body)
+    return items
+
+
 __all__ = [
     "ANSWER_RE",
     "ASK_RE",
@@ -359,6 +379,7 @@ __all__ = [
     "completions",
     "headings_of",
     "is_checkup",
+    "list_items",
     "piece_refs",
     "sentences",
     "started_pieces",

@@ -22,6 +22,7 @@ from .pieces import (
     asks_person,
     headings_of,
     is_checkup,
+    list_items,
     sentences,
     words_of,
 )
@@ -131,6 +132,64 @@ def _opens_other_work(history: Sequence[Message], text: str) -> bool:
     return len(first - seen) / len(first) >= NOVELTY
 
 
+def _asked_items(history: Sequence[Message]) -> tuple[list[frozenset[str]], int] | None:
+    """The pieces of a list the person asked for, as words, and where the request is: the list
+    in their latest message, or — when that message is a short go-ahead ("fix both") — the list
+    in the assistant's message just before it."""
+    for index in range(len(history) - 1, -1, -1):
+        message = history[index]
+        if message.role != "user" or message.queued or message.text.lstrip().startswith("<"):
+            continue
+        items = list_items(message.text)
+        if not items and len(message.text.split()) <= SHORT_GO_AHEAD:
+            before = next(
+                (m for m in reversed(history[:index]) if m.role == "assistant" and m.text.strip()),
+                None,
+            )
+            items = list_items(before.text) if before is not None else []
+        if not 2 <= len(items) <= MAX_ITEMS:
+            return None  # a long list is a plan's breakdown of one piece, not pieces asked for
+        return [words_of(item) for item in items], index
+    return None
+
+
+def _best_item(words: frozenset[str], items: list[frozenset[str]]) -> int | None:
+    """The item sharing the most words (at least two, and more than any other), or None."""
+    scores = sorted(((len(words & item), i) for i, item in enumerate(items)), reverse=True)
+    if not scores or scores[0][0] < 2 or (len(scores) > 1 and scores[1][0] == scores[0][0]):
+        return None
+    return scores[0][1]
+
+
+def _moves_down_the_list(history: Sequence[Message], text: str) -> str | None:
+    """The step opens work on another item of the list the person asked for, after files were
+    changed for one item: which items, or None."""
+    if not OPENS_RE.match(text):
+        return None
+    found = _asked_items(history)
+    if found is None:
+        return None
+    items, start = found
+    target = _best_item(words_of(sentences(text)[0]), items)
+    if target is None:
+        return None
+    worked: set[str] = set()
+    changed = False
+    for message in history[start + 1 :]:
+        if message.role != "assistant":
+            continue
+        worked |= words_of(message.text)
+        for call in message.calls:
+            worked |= words_of(touched_words(call))
+            changed = changed or _kind(call) in ("write", "commit")
+    current = _best_item(frozenset(worked), items)
+    if not changed or current is None or current == target:
+        return None
+    return f"item {current + 1} of the list was worked on and the step opens item {target + 1}"
+
+
+MAX_ITEMS = 8
+SHORT_GO_AHEAD = 12  # words: "fix both", "yes, do 1 and 3 please"
 REQUEST_LOOKBACK = 1  # the person's latest message: what this turn asked for
 
 
@@ -259,6 +318,9 @@ def judge_rules(history: Sequence[Message], step: Step) -> Verdict:
             "a task-list item was just completed with others open, and the step opens the next",
             "list-then-start",
         )
+    moved = _moves_down_the_list(history, text)
+    if moved is not None:
+        return Verdict(NEXT, moved, "list-item")
     if ANSWER_RE.search(text[:TEXT_LIMIT]) and (
         _worked_this_turn(history) or any(_kind(c) == "write" for c in step.calls)
     ):

@@ -9,11 +9,12 @@ next action, blocker, owner, parent and dependencies (with their live status). I
 last line reporting what was left out, does not fit, the call fails with ``BudgetTooSmall``
 naming the smallest budget that does: a handoff without its goal would be worse than none.
 
-Optional items by priority. Merge conflicts (what a merge dropped, until an update sets the field
-again; the required state says how many), decisions (newest first), evidence (what it proves, not its binding
-metadata), related tasks (parent, dependencies, children, each with its live status and goal),
-memory hints (labelled as hints, in a section of their own, never mixed with task state), notes
-(newest first). Packing takes two passes in that order: first every item that fits whole (no item
+Optional items by priority. Merge conflicts (what a merge dropped, until an update sets the
+field again; the required state says how many), decisions (newest first), evidence (what it
+proves, not its binding metadata), related tasks (parent, dependencies, children, each with its
+live status and goal), notes (newest first), then memory hints (labelled as hints, in a section
+of their own, never mixed with task state: a task's own notes outrank what memory guesses is
+related). Packing takes two passes in that order: first every item that fits whole (no item
 may take more than a quarter of the budget, so one long decision cannot starve everything else;
 a longer one is taken at that size, shortened); then each item still left out is shortened into
 the room that remains, at a word boundary with a marker ("…"), when the shortened form still says
@@ -65,8 +66,8 @@ KINDS: dict[str, tuple[str, str]] = {
     "decision": ("decision", "decisions"),
     "evidence": ("evidence item", "evidence items"),
     "related": ("related task", "related tasks"),
-    "hint": ("hint", "hints"),
     "note": ("note", "notes"),
+    "hint": ("hint", "hints"),
 }
 PRIME_KINDS: dict[str, tuple[str, str]] = {
     "working": ("active or claimed task", "active or claimed tasks"),
@@ -527,8 +528,8 @@ def task_context(
         Section("decision", "decisions:", decisions, "decisions, newest first:"),
         Section("evidence", "evidence:", evidence),
         Section("related", "related tasks:", related),
-        Section("hint", "memory hints (may be stale; not task state):", hint_items),
         Section("note", "notes:", notes, "notes, newest first:"),
+        Section("hint", "memory hints (may be stale; not task state):", hint_items),
     ]
     packed = pack(required, sections, budget, unit, KINDS, what=f"task {task.id}")
     return Handoff(

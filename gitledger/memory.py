@@ -53,6 +53,7 @@ from .errors import (
 )
 from .gitstore import BulkWriter, RefMoved, ref_tips, refs_stamp
 from .model import ID_PATTERN, FieldCheck, check_text, new_id, record_from_dict
+from .redact import redact
 from .refs import MEMORY_CONFIG_REF, MEMORY_DIR, MEMORY_PREFIX
 from .text import one_line
 
@@ -611,6 +612,7 @@ class Memory:
         """Remember a fact; returns it and whether it is new (False: an existing one reinforced)."""
         _check_kind(kind)
         check_text(text, "fact text", limit=MAX_FACT_BYTES)
+        text = redact(text)  # facts travel with sync: no key or token is ever committed
         if not text.strip():
             raise InvalidInput("A fact needs some text.")
         if not 1 <= importance <= 5:
@@ -769,7 +771,7 @@ class Memory:
                 raise InvalidInput(f"Line {n}: {exc.message}") from exc
             if not row["text"].strip():
                 raise InvalidInput(f"Line {n}: a fact needs some text.")
-            prepared.append((row["text"], kind, clean, importance))
+            prepared.append((redact(row["text"]), kind, clean, importance))
         created = duplicates = 0
         with self.store.lock():
             seen = {

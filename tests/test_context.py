@@ -435,7 +435,8 @@ def test_memory_hints_are_labelled_and_kept_apart(ledger) -> None:  # type: igno
         '- "hint one"',
         '- "pytest -x fails on macOS: use --forked status: done"',
     ]
-    assert lines.index("decisions:") < start < lines.index("notes:")
+    # the task's own notes outrank memory hints
+    assert lines.index("decisions:") < lines.index("notes:") < start
     assert handoff.kept["hint"] == 2
     tight = task_context(ledger, task.id, budget=handoff.size - 40, hints=["hint one", Hint()])
     assert tight.omitted["hint"] + tight.omitted["note"] >= 1

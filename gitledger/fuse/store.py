@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, LedgerError, NotFound
+from ..redact import redact, redact_value
 from ..text import cut
 from .condense import _norm, clean
 from .extract import snapshot_file
@@ -348,6 +349,7 @@ def save(
         snap = snapshot_file(
             Path(transcript), previous.snapshot if previous else None, session=session
         )
+        snap = redact_snapshot(snap)  # before anything (memory, the text) sees it
         link = previous.link if previous else None
         if link:
             snap.task_id = link
@@ -418,10 +420,21 @@ def merge_saved(ledger: Ledger, session: str, ours_tip: str, theirs_tip: str) ->
     )
 
 
+def redact_snapshot(snap: Snapshot) -> Snapshot:
+    """The snapshot with every secret-looking string redacted (``redact.py``): snapshots are
+    pushed by sync, and transcripts' tool output can hold keys and tokens."""
+    data = snap.to_dict()
+    keep: dict[str, Any] = {k: data.pop(k) for k in ("session", "task_id", "format") if k in data}
+    return Snapshot.from_dict({**redact_value(data), **keep})
+
+
 def _snapshot_files(
     snap: Snapshot, trigger: str, delta: dict[str, Any], link: str | None
 ) -> tuple[dict[str, bytes], str]:
-    """The tree of one saved snapshot (save and link write the same layout), and its text."""
+    """The tree of one saved snapshot (save, link and merge write the same layout), and its text.
+    Every string is redacted first: nothing a transcript held as a secret is committed."""
+    snap = redact_snapshot(snap)
+    delta = redact_value(delta)
     text = render(snap, DEFAULT_BUDGET, trigger=trigger)
     files = {
         "format": f"{FORMAT_VERSION}\n".encode(),
@@ -437,11 +450,12 @@ def _snapshot_files(
 
 def snapshot_facts(snap: Snapshot) -> list[tuple[str, str]]:
     """The snapshot split into per-fact memory entries: (kind, text)."""
+    # Only what someone stated as a decision, a constraint or a pitfall becomes a fact: open
+    # items and accomplishments are one session's state (they stay in the snapshot), and as
+    # memory they surfaced as hints in unrelated tasks' handoffs.
     facts = [("decision", d) for d in snap.decisions]
     facts += [("pitfall", p) for p in snap.pitfalls]
     facts += [("constraint", c) for c in snap.constraints]
-    facts += [("todo", item.text) for item in snap.open_items]
-    facts += [("accomplishment", text) for text in snap.done_items]
     return facts
 
 
@@ -539,7 +553,7 @@ def record_summary(
     shows both per compaction. None when the session has no snapshot (nothing to pair it with)."""
     refname = fuse_ref(session)
     data = summary.encode("utf-8", errors="replace")[:MAX_SUMMARY_BYTES]
-    summary = data.decode("utf-8", errors="ignore")
+    summary = redact(data.decode("utf-8", errors="ignore"))  # it leaves the machine with sync
     if not summary.strip():
         return None
     with ledger.store.lock():

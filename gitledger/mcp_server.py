@@ -42,14 +42,17 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .edits import UPDATE_EDITS
 from .errors import InvalidInput, LedgerError
 from .model import STATUSES
 
 if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+
     from .ledger import Ledger
+    from .memory import Fact, Memory
     from .model import Task
 
 SERVER_NAME = "gitledger"
@@ -483,8 +486,8 @@ def _fuse_link(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in saved.to_dict().items() if k != "snapshot"}
 
 
-def _fact(srv: Server, fact: Any) -> dict[str, Any]:
-    return fact.to_dict(srv.memory().clock())  # type: ignore[no-any-return]
+def _fact(srv: Server, fact: Fact) -> dict[str, Any]:
+    return fact.to_dict(srv.memory().clock())
 
 
 def _remember(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
@@ -512,7 +515,7 @@ def _memory_list(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def _memory_stats(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
-    return srv.memory().stats()  # type: ignore[no-any-return]
+    return srv.memory().stats()
 
 
 def _memory_forget(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
@@ -524,7 +527,7 @@ def _memory_restore(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def _memory_import(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
-    return srv.memory().import_facts(a["facts"], actor=srv.actor)  # type: ignore[no-any-return]
+    return srv.memory().import_facts(a["facts"], actor=srv.actor)
 
 
 _BUDGET = _i("Max size in unit", minimum=1)
@@ -713,7 +716,7 @@ def _coerce(spec: ToolSpec, args: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def describe_schema_error(tool: str, error: Any) -> str:
+def describe_schema_error(tool: str, error: ValidationError) -> str:
     where = ".".join(str(p) for p in error.absolute_path)
     if error.validator == "additionalProperties":
         allowed = ", ".join(sorted(error.schema.get("properties", {})))
@@ -741,20 +744,20 @@ class Server:
         self.actor = actor
         self.agent = agent or os.environ.get("GITLEDGER_AGENT") or process_agent()
         self._ledger: Ledger | None = None
-        self._memory: Any = None
+        self._memory: Memory | None = None
         self.tools = {t.name: t for t in available_tools()}
         self._validators = {
             name: Draft202012Validator(t.input_schema()) for name, t in self.tools.items()
         }
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gitledger-mcp")
 
-    def memory(self) -> Any:
+    def memory(self) -> Memory:
         """The ledger's memory of facts, made once (its SQLite index stays on this thread)."""
         if self._memory is None:
             memory_class = _optional("gitledger.memory:Memory")
             if memory_class is None:
                 raise InvalidInput("This install has no memory module.")
-            self._memory = memory_class(self.ledger())
+            self._memory = cast("Memory", memory_class(self.ledger()))
         return self._memory
 
     def ledger(self) -> Ledger:

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from typing import IO, TYPE_CHECKING, Any
@@ -45,8 +46,9 @@ from .transfer import ImportReport, import_records, parse_json_line, read_lines
 
 if TYPE_CHECKING:
     from .ledger import Ledger
+    from .model import Task
 
-__all__ = ["SOURCES", "convert", "derived_id", "import_from"]
+__all__ = ["SOURCES", "TARGETS", "convert", "derived_id", "export_to", "import_from"]
 
 SOURCES = ("beads", "taskwarrior", "github")
 
@@ -387,3 +389,125 @@ def import_from(
     return import_records(
         ledger, convert(source, stream), actor=actor, progress=progress, partial=partial
     )
+
+
+# --- export to another tracker -----------------------------------------------------------------
+
+TARGETS = ("beads", "taskwarrior")
+
+
+def _kept_id(task: Task, source: str) -> str | None:
+    prefix = f"{source}:"
+    return next((label[len(prefix) :] for label in task.labels if label.startswith(prefix)), None)
+
+
+def _tw_stamp(iso: str) -> str:
+    try:
+        when = datetime.fromisoformat(iso.replace("Z", "+00:00")).astimezone(timezone.utc)
+    except ValueError:
+        return iso
+    return when.strftime("%Y%m%dT%H%M%SZ")
+
+
+def _tw_uuid(task: Task) -> str:
+    kept = _kept_id(task, "taskwarrior")
+    if kept:
+        return kept
+    digest = hashlib.sha256(f"gitledger-export\0{task.id}".encode()).digest()
+    return str(uuid.UUID(bytes=digest[:16], version=4))
+
+
+def _to_taskwarrior(task: Task, uuids: dict[str, str]) -> dict[str, Any]:
+    status = {"done": "completed", "cancelled": "deleted"}.get(task.status, "pending")
+    out: dict[str, Any] = {
+        "uuid": uuids[task.id],
+        "description": task.goal,
+        "status": status,
+        "entry": _tw_stamp(task.created_at),
+        "modified": _tw_stamp(task.updated_at),
+    }
+    if task.finished:
+        out["end"] = _tw_stamp(task.updated_at)
+    if task.status == "active":
+        out["start"] = _tw_stamp(task.updated_at)
+    priority = {0: "H", 1: "H", 3: "L", 4: "L"}.get(task.priority)
+    if priority:
+        out["priority"] = priority
+    tags, project = [], None
+    for label in task.labels:
+        if label.startswith("project:"):
+            project = label[len("project:") :]
+        elif not label.startswith("taskwarrior:"):
+            tags.append(label)
+    if project:
+        out["project"] = project
+    if tags:
+        out["tags"] = tags
+    if task.notes:
+        out["annotations"] = [{"entry": _tw_stamp(n.at), "description": n.text} for n in task.notes]
+    depends = [uuids[d] for d in task.dependencies if d in uuids]
+    if depends:
+        out["depends"] = depends
+    return out
+
+
+def _bead_id(task: Task) -> str:
+    return _kept_id(task, "beads") or f"gl-{task.id[:10]}"
+
+
+def _to_beads(task: Task, ids: dict[str, str]) -> dict[str, Any]:
+    status = {"active": "in_progress", "done": "closed", "cancelled": "closed"}.get(
+        task.status, task.status
+    )
+    out: dict[str, Any] = {"id": ids[task.id], "title": task.goal}
+    if task.criteria:
+        out["acceptance_criteria"] = task.criteria
+    out.update(status=status, priority=task.priority)
+    kind = next((x[len("type:") :] for x in task.labels if x.startswith("type:")), "task")
+    out["issue_type"] = kind
+    if task.owner:
+        out["assignee"] = task.owner
+    out["created_at"] = task.created_at
+    out["updated_at"] = task.updated_at
+    if task.status == "cancelled":
+        out["close_reason"] = "cancelled"
+    labels = [x for x in task.labels if not x.startswith(("beads:", "type:"))]
+    if labels:
+        out["labels"] = labels
+    deps = [
+        {"issue_id": ids[task.id], "depends_on_id": ids[d], "type": "blocks"}
+        for d in task.dependencies
+        if d in ids
+    ]
+    if task.parent and task.parent in ids:
+        deps.append(
+            {"issue_id": ids[task.id], "depends_on_id": ids[task.parent], "type": "parent-child"}
+        )
+    if deps:
+        out["dependencies"] = deps
+    entries = [*task.decisions, *task.notes, *task.evidence]
+    if entries:
+        out["comments"] = [{"author": e.actor, "text": e.text, "created_at": e.at} for e in entries]
+    return out
+
+
+def export_to(ledger: Ledger, target: str, out: IO[str]) -> int:
+    """Write every task in ``target``'s own import format: beads' JSONL (``bd import``) or
+    Taskwarrior's JSON array (``task import``). Returns how many tasks were written.
+
+    A task that came from that tracker keeps its id there (its ``beads:``/``taskwarrior:``
+    label); decisions, notes and evidence become beads comments, notes Taskwarrior annotations.
+    """
+    if target not in TARGETS:
+        raise InvalidInput(f"Unknown target '{target}'. Use one of: {', '.join(TARGETS)}.")
+    tasks = sorted(ledger.tasks(), key=lambda t: (t.created_at, t.id))
+    if target == "taskwarrior":
+        uuids = {t.id: _tw_uuid(t) for t in tasks}
+        out.write("[\n")
+        out.write(",\n".join(json.dumps(_to_taskwarrior(t, uuids)) for t in tasks))
+        out.write("\n]\n")
+    else:
+        ids = {t.id: _bead_id(t) for t in tasks}
+        for task in tasks:
+            out.write(json.dumps(_to_beads(task, ids), ensure_ascii=False) + "\n")
+    return len(tasks)

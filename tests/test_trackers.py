@@ -185,3 +185,70 @@ def test_bad_exports_change_nothing(
     assert out.returncode == 2, out.stderr
     assert wanted in out.stderr and "Traceback" not in out.stderr
     assert refs(ledger) == {}
+
+
+def test_export_to_taskwarrior_imports_in_the_real_program(ledger: Ledger, tmp_path: Path) -> None:
+    if TW is None:
+        pytest.skip("Taskwarrior's 'task' is not installed")
+    base = ledger.create("Write the parser", labels=["parser", "project:Home"], priority=1)
+    ledger.update(base.id, status="active", notes=["Use a streaming reader"])
+    ledger.create("Ship it", dependencies=[base.id], priority=3)
+    gone = ledger.create("Old idea")
+    ledger.update(gone.id, status="cancelled", decisions=["Not needed"])
+    out = run_cli("task", "export", "--to", "taskwarrior", "-o", str(tmp_path / "tw.json"))
+    assert out.returncode == 0, out.stderr
+    env = dict(os.environ, TASKDATA=str(tmp_path / "tw"), TASKRC=str(tmp_path / "taskrc"))
+    (tmp_path / "taskrc").write_text("")
+    run = [TW, "rc.confirmation=off", "rc.verbose=nothing", "rc.hooks=off"]
+    done = subprocess.run([*run, "import", str(tmp_path / "tw.json")], env=env,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    exported = json.loads(subprocess.run([*run, "export"], env=env, capture_output=True,
+                                         text=True, timeout=60).stdout)  # fmt: skip
+    by_goal = {t["description"]: t for t in exported}
+    parser, ship = by_goal["Write the parser"], by_goal["Ship it"]
+    assert parser["status"] == "pending" and "start" in parser and parser["priority"] == "H"
+    assert parser["project"] == "Home" and parser["tags"] == ["parser"]
+    assert [a["description"] for a in parser["annotations"]] == ["Use a streaming reader"]
+    assert ship["depends"] == [parser["uuid"]] and ship["priority"] == "L"
+    assert by_goal["Old idea"]["status"] == "deleted"
+    # Back again: the same uuids, so the tasks come home as themselves (new ids derived from them).
+    file = tmp_path / "back.json"
+    file.write_text(json.dumps(exported))
+    fresh = Ledger.init(tmp_path / "fresh").path
+    out = run_cli("--ledger", str(fresh), "task", "import", "--from", "taskwarrior", str(file))
+    assert out.returncode == 0, out.stderr
+    back = {t.goal: t for t in Ledger.open(fresh).tasks()}
+    assert back["Ship it"].dependencies == [back["Write the parser"].id]
+    assert back["Write the parser"].status == "active" and back["Old idea"].status == "cancelled"
+
+
+def test_export_to_beads_reads_back_as_the_same_work(ledger: Ledger, tmp_path: Path) -> None:
+    out = run_cli("task", "import", "--from", "beads", str(FIXTURES / "beads-issues.jsonl"))
+    assert out.returncode == 0, out.stderr
+    out = run_cli("task", "export", "--to", "beads")
+    assert out.returncode == 0, out.stderr
+    lines = [json.loads(x) for x in out.stdout.splitlines()]
+    source = {
+        json.loads(x)["id"] for x in (FIXTURES / "beads-issues.jsonl").read_text().splitlines()
+    }
+    assert {x["id"] for x in lines} == source  # each keeps its beads id
+    file = tmp_path / "again.jsonl"
+    file.write_text(out.stdout)
+    out = run_cli("task", "import", "--from", "beads", str(file), "--json")
+    report = json.loads(out.stdout)
+    assert report["created"] == 0  # the same tasks, by the same derived ids
+    mine = {t.id: t for t in ledger.tasks()}
+    for line in lines:
+        task = mine[derived_id("beads", line["id"])]
+        assert task.goal == line["title"]
+        assert {"done": "closed", "active": "in_progress"}.get(task.status, task.status) == line[
+            "status"
+        ]
+        for dep in line.get("dependencies", []):
+            other = derived_id("beads", dep["depends_on_id"])
+            assert (
+                other == task.parent
+                if dep["type"] == "parent-child"
+                else other in task.dependencies
+            )

@@ -217,10 +217,21 @@ def _report_import(ctx: click.Context, report: ImportReport, as_json: bool) -> N
     "-o", "--output", type=click.File("w", encoding="utf-8"), help="Write to FILE, not stdout."
 )
 @click.option("--current-only", is_flag=True, help="Only each task's current version, no history.")
+@click.option(
+    "--to",
+    "target",
+    type=click.Choice(["beads", "taskwarrior"]),
+    help="Write another tracker's import format instead: beads' JSONL ('bd import') or "
+    "Taskwarrior's JSON ('task import').",
+)
 @json_option
 @click.pass_context
 def export_cmd(
-    ctx: click.Context, output: IO[str] | None, current_only: bool, as_json: bool
+    ctx: click.Context,
+    output: IO[str] | None,
+    current_only: bool,
+    target: str | None,
+    as_json: bool,
 ) -> None:
     """Write every task as JSON Lines, with its earlier versions (for 'task import').
 
@@ -230,6 +241,14 @@ def export_cmd(
     from ..transfer import MAX_LINE_BYTES, ExportStats, export_tasks
 
     out = output or sys.stdout
+    if target is not None:
+        from ..trackers import export_to
+
+        with errors(as_json):
+            count = export_to(open_ledger(ctx), target, out)
+        if output is not None:
+            click.echo(f"Exported {count} tasks for {target}.", err=True)
+        return
     stats = ExportStats()
     too_long: list[str] = []
     with errors(as_json):  # the output is JSON Lines either way

@@ -112,6 +112,8 @@ def test_each_agent_gets_its_files_in_its_schema(agent: str, project: Path) -> N
         assert any("fuse save --hook" in c for c in hook_commands(settings, save_event))
         start = hook_commands(settings, "SessionStart")
         assert any("prime --hook" in c for c in start)
+        mirror = [c for c in hook_commands(settings, "PostToolUse") if "hook tasklist" in c]
+        assert len(mirror) == (1 if "todo" in spec.hooks else 0)
     again = setup("--agent", agent, "--write", cwd=project)
     assert "Nothing to change" in again.stdout, again.stdout
 
@@ -203,6 +205,8 @@ def test_user_entries_beside_ours_survive_install_and_uninstall(project: Path) -
         ("/usr/bin/python3 -m gitledger fuse save --hook", True),
         ("'/opt/my env/bin/python' -m gitledger fuse restore --hook", True),
         ("gitledger prime --hook --sync origin", True),
+        ("/usr/bin/python3 -m gitledger hook tasklist", True),
+        ("gitledger hook", False),
         ("/home/a/.local/bin/git-ledger --ledger /x sync --hook origin", True),
         ('notify-send "gitledger fuse saved"', False),
         ("gitledger fuse save --hook; rm -rf ~", False),

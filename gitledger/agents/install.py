@@ -60,6 +60,8 @@ def wanted_hooks(agent_name: str, *, sync: str | None = None) -> list[HookSpec]:
         HookSpec("summary", hook_command("summary"), 30),
         HookSpec("restore", hook_command("restore"), 30),
     ]
+    # The agent's own task list (TodoWrite, TaskCreate, TaskUpdate) mirrored into subtasks.
+    specs.append(HookSpec("todo", gitledger_command("hook", "tasklist"), 30))
     prime = ["prime", "--hook"] + (["--sync", sync] if sync else [])
     specs.append(HookSpec("prime", gitledger_command(*prime), 30 + (SYNC_TIMEOUT if sync else 0)))
     if sync:

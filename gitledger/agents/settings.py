@@ -61,7 +61,7 @@ KNOWN_COMMANDS: tuple[tuple[str, ...], ...] = (
     ("sync",),
     ("judge", "step"),
     ("judge", "turn"),
-    ("task", "mirror"),
+    ("hook", "tasklist"),
 )
 _GLOBAL_OPTIONS = ("--ledger", "--actor")
 
@@ -110,7 +110,7 @@ def command_words(command: object) -> tuple[str, ...] | None:
         return None
     while len(rest) >= 2 and rest[0] in _GLOBAL_OPTIONS:
         rest = rest[2:]
-    if "--hook" not in rest:
+    if "--hook" not in rest and rest[:1] != ["hook"]:  # 'gitledger hook …' is a hook by name
         return None
     for known in KNOWN_COMMANDS:
         if tuple(rest[: len(known)]) == known:

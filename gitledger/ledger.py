@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import sys
 import time
 import warnings
@@ -1210,7 +1211,29 @@ class Ledger:
                         )
             except LedgerError as exc:
                 report.problems.append(Problem(name, exc.message))
+        for name, what in sorted(self.store.broken_refs(TASKS_PREFIX).items()):
+            report.tasks += 1
+            report.problems.append(Problem(name, self._broken_ref_advice(name, what)))
         return report
+
+    def _broken_ref_advice(self, name: str, what: str) -> str:
+        """What a broken task ref means and the command that restores it, when its newest
+        version is still in the object store (a ref file emptied by a crash keeps its commits)."""
+        leaf = name[len(TASKS_PREFIX) :]
+        said = f"the ref file {what}: the task is missing from listings, exports and backups"
+        versions = []
+        for info in self.store.lost_commits(f"Task: {leaf}\n"):
+            found = re.search(r"^Version: (\d+)$", info.message, re.M)
+            if found:
+                versions.append((int(found.group(1)), info.time, info.oid))
+        if not versions:
+            return f"{said}; no version of it is left here: restore it from a backup"
+        version, _when, oid = max(versions)
+        # git update-ref refuses a ref whose file is broken; rewriting the file is what works.
+        return (
+            f"{said}; its newest version left here is {version} (commit {oid}): restore it with "
+            f"echo {oid} > {shlex.quote(str(self.path / name))}"
+        )
 
     def repair(self, older_than: float = 60.0) -> list[str]:
         """Remove ref lock files left by killed writers (only while no gitledger writer runs)."""

@@ -92,6 +92,7 @@ class SyncReport:
     seconds: float = 0.0
     verified: bool | None = None
     problems: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)  # backup: refs whose file names no commit
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -539,6 +540,7 @@ def backup(
     """Push every ledger ref the remote lacks (or write a bundle), then check what arrived."""
     started = time.perf_counter()
     store = ledger.store
+    left_out = [f"{ref} ({what})" for ref, what in sorted(store.broken_refs(LEDGER_PREFIX).items())]
     if bundle is not None:
         refs = dict(store.refs(LEDGER_PREFIX))
         gitstore.bundle_create(store, bundle, sorted(refs))
@@ -549,6 +551,7 @@ def backup(
                 f"{len(refs)}); write it again."
             )
         report = SyncReport(remote=str(bundle), pushed=sorted(refs), verified=True)
+        report.left_out = left_out
         report.seconds = time.perf_counter() - started
         return report
     url = resolve_remote(ledger, remote)
@@ -564,6 +567,7 @@ def backup(
         _check_remote(url, ledger, updates)
     report.pushed = [ref for ref, _, _ in updates]
     report.verified = True
+    report.left_out = left_out
     report.seconds = time.perf_counter() - started
     return report
 

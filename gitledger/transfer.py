@@ -77,6 +77,11 @@ def export_tasks(
         stats.tasks += 1
         stats.versions += 1
         yield data
+    for name, what in sorted(ledger.store.broken_refs(TASKS_PREFIX).items()):
+        stats.problems = [p for p in stats.problems if p[0] != name]  # one reason per ref
+        stats.problems.append(
+            (name, f"the ref file {what}; 'gitledger verify' says how to restore it")
+        )
 
 
 @dataclass

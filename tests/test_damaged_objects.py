@@ -109,3 +109,76 @@ def test_a_garbage_loose_object_is_named(ledger: Ledger, garbage: bytes) -> None
     out = gl("task", "show", task.id)
     assert out.returncode != 0 and "Traceback" not in out.stderr
     assert oid in out.stderr
+
+
+# --- D6: an empty or garbage loose ref ---------------------------------------------------------
+
+BROKEN_REFS = {
+    "empty": b"",
+    "newline": b"\n",
+    "garbage": b"garbage\n",
+    "short-hex": b"abc123\n",
+    "binary": b"\x00\xff\xfe\x00",
+}
+
+
+@pytest.mark.parametrize("content", sorted(BROKEN_REFS))
+def test_a_broken_task_ref_is_named_with_the_commit_that_restores_it(
+    ledger: Ledger, tmp_path: Path, content: str
+) -> None:
+    keep = ledger.create("stays")
+    lost = ledger.create("loses its ref", criteria="c")
+    ledger.update(lost.id, next="second version")
+    tip = git(ledger, "rev-parse", f"refs/gitledger/tasks/{lost.id}")
+    ref_file = ledger.path / "refs" / "gitledger" / "tasks" / lost.id
+    ref_file.write_bytes(BROKEN_REFS[content])
+
+    out = gl("verify", "--json")
+    assert out.returncode != 0
+    report = json.loads(out.stdout)
+    assert not report["ok"]
+    [problem] = [p for p in report["problems"] if lost.id in p["ref"]]
+    assert tip in problem["message"] and "restore it with echo" in problem["message"]
+
+    exported = gl("task", "export")
+    assert exported.returncode != 0 and lost.id in exported.stderr
+    assert keep.id in exported.stdout  # the rest is still exported
+
+    backup = gl("backup", str(tmp_path / "backup.git"))
+    assert backup.returncode != 0 and lost.id in backup.stderr and "Traceback" not in backup.stderr
+    pushed = subprocess.run(
+        ["git", "--git-dir", str(tmp_path / "backup.git"), "for-each-ref"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert keep.id in pushed  # everything readable was backed up
+
+    bundle = gl("backup", "--bundle", str(tmp_path / "l.bundle"))
+    assert bundle.returncode != 0 and lost.id in bundle.stderr
+
+    # The advice works: the command verify printed restores the task as it was.
+    command = problem["message"].split("restore it with ", 1)[1]
+    subprocess.run(["sh", "-c", command], check=True)
+    assert gl("verify").returncode == 0
+    shown = json.loads(gl("task", "show", lost.id, "--json").stdout)
+    assert shown["version"] == 2 and shown["next"] == "second version"
+
+
+# --- D25: a garbage packed-refs ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "garbage",
+    [b"garbage line\n", b"\x00\xff\n", b"# pack-refs with: peeled\nnot-an-oid refs/x\n"],
+    ids=["text", "binary", "bad-line"],
+)
+def test_a_garbage_packed_refs_names_the_file_not_verify(ledger: Ledger, garbage: bytes) -> None:
+    task = ledger.create("one")
+    (ledger.path / "packed-refs").write_bytes(garbage)
+    for args in (("verify",), ("task", "create", "two"), ("task", "show", task.id)):
+        out = gl(*args)
+        assert "Traceback" not in out.stderr
+        if out.returncode != 0:
+            assert "packed-refs" in out.stderr, (args, out.stderr)
+            assert "Run 'gitledger verify'" not in out.stderr

@@ -271,6 +271,13 @@ def export_cmd(
             f"Exported {plural(stats.tasks, 'task')} ({plural(stats.versions, 'version')}).",
             err=True,
         )
+    if stats.problems:
+        click.echo(
+            f"Error: {plural(len(stats.problems), 'task')} left out of the export (listed above); "
+            f"run 'gitledger verify' for how to restore each.",
+            err=True,
+        )
+        ctx.exit(1)
 
 
 __all__ = [

@@ -80,6 +80,12 @@ def _finish(report: SyncReport, as_json: bool, verb: str) -> None:
     else:
         _render(report, verb)
     with errors(as_json):
+        if report.left_out:
+            raise CorruptRecord(
+                f"{len(report.left_out)} ref(s) name no commit and were left out (first: "
+                f"{report.left_out[0]}); everything else was backed up. Run 'gitledger verify': "
+                f"it names the commit that restores each."
+            )
         if report.remote_ahead:
             raise RemoteMoved(
                 f"{len(report.remote_ahead)} ref(s) have newer or different work on the remote "

@@ -83,6 +83,13 @@ def storage_failure(what: str, exc: BaseException) -> LedgerError:
     """The gitledger error for a failed local Git operation."""
     text = strerror(exc)
     kind = kind_of(text)
+    if "packed references" in text.lower():
+        return CorruptRecord(
+            f"{what}: the ledger's packed-refs file is damaged ({text}), so Git can neither list "
+            f"nor move refs. Restore that file from a backup, or move it aside (mv packed-refs "
+            f"packed-refs.damaged, in the folder 'gitledger where' prints) and put back its "
+            f"readable '<commit id> <ref>' lines with git update-ref."
+        )
     if kind == "corrupt" and isinstance(exc, pygit2.GitError):
         return CorruptRecord(
             f"{what}: Git object is corrupt ({text}). Run 'gitledger verify' to list what is "

@@ -86,6 +86,33 @@ def loose_object_problem(git_dir: Path | str, oid: str) -> str | None:
     return None
 
 
+_OID = re.compile(rb"^[0-9a-f]{40}$")
+
+
+def broken_refs(git_dir: Path, prefix: str) -> dict[str, str]:
+    """Loose ref files under ``prefix`` (e.g. ``refs/gitledger/``) that name no object: refname ->
+    what the file holds ("is empty", "holds 'garbage'"). Git and libgit2 skip such a ref when
+    listing, so its record would vanish from every listing, export and backup unremarked."""
+    out: dict[str, str] = {}
+    root = git_dir / prefix.rstrip("/")
+    for folder, _dirs, names in os.walk(root):  # followlinks=False
+        for leaf in names:
+            if leaf.endswith(".lock"):
+                continue
+            path = os.path.join(folder, leaf)
+            try:
+                with open(path, "rb") as fh:
+                    content = fh.read(128).strip()
+            except OSError:
+                continue
+            if _OID.match(content) or content.startswith(b"ref:"):
+                continue
+            name = os.path.relpath(path, git_dir).replace(os.sep, "/")
+            shown = content[:40].decode("utf-8", "replace")
+            out[name] = "is empty" if not content else f"holds {shown!r}, not a commit id"
+    return out
+
+
 def read_packed_refs(git_dir: Path) -> dict[str, str]:
     """Every ref in ``packed-refs`` with its object id (peeled ``^`` lines and comments skipped);
     empty when there is no such file. The one reader of packed-refs in gitledger."""

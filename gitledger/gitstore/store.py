@@ -33,7 +33,7 @@ import pygit2
 from ..errors import CorruptRecord, NoLedger, StorageError, UnsafeLedger
 from ..paths import git_work_tree
 from .errors import RefMoved, kind_of, map_git_errors, strerror
-from .raw import local_offset_minutes, loose_object_problem, read_packed_refs
+from .raw import broken_refs, local_offset_minutes, loose_object_problem, read_packed_refs
 from .signing import (
     SignatureCheck,
     Signer,
@@ -207,6 +207,28 @@ class GitStore:
         want = f"{directory}/{leaf_prefix}"
         found.update(name for name in read_packed_refs(self.path) if name.startswith(want))
         return sorted(found)
+
+    def broken_refs(self, prefix: str) -> dict[str, str]:
+        """Loose refs under ``prefix`` whose file names no object (``raw.broken_refs``)."""
+        return broken_refs(self.path, prefix)
+
+    def lost_commits(self, needle: str) -> list[CommitInfo]:
+        """Commits anywhere in the object store whose message contains ``needle`` (to find the
+        version a broken ref pointed at: it is still there, only unreachable). Reads every
+        object's header, so only for repairs."""
+        found: list[CommitInfo] = []
+        with map_git_errors("searching the object store"):
+            for oid in self.repo.odb:
+                hex_id = str(oid)
+                if loose_object_problem(self._dir, hex_id) is not None:
+                    continue
+                kind, _size = self.repo.odb.read_header(oid)
+                if kind != pygit2.enums.ObjectType.COMMIT:
+                    continue
+                obj = self.repo[oid]
+                if isinstance(obj, pygit2.Commit) and needle in obj.message:
+                    found.append(self._info(obj))
+        return found
 
     def delete_ref(self, refname: str, expected_tip: str) -> None:
         with map_git_errors(f"deleting {refname}"):

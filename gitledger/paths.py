@@ -144,7 +144,7 @@ def missing_ledger(location: Location | None) -> str:
     if location.kind == "explicit":
         return (
             f"No ledger at {location.path} (named by --ledger or {ENV_LEDGER}). Check the path, "
-            f"or create a ledger there with 'gitledger --ledger {location.path} init'."
+            f"or create a ledger there with 'gitledger init --ledger {location.path}'."
         )
     return f"No ledger at {location.path} yet. Run 'gitledger init' to create it."
 

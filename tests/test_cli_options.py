@@ -103,8 +103,11 @@ def test_a_missing_ledger_path_is_not_told_to_pass_ledger(tmp_path: Path) -> Non
         assert out.returncode == 1, args
         assert f"No ledger at {missing}" in out.stderr, args
         assert "pass --ledger" not in out.stderr, args
-        assert f"gitledger --ledger {missing} init" in out.stderr, args
+        assert f"gitledger init --ledger {missing}" in out.stderr, args
     assert not missing.exists()
+    # and the command it names works as given
+    assert run_cli("init", "--ledger", str(missing)).returncode == 0
+    assert run_cli("--ledger", str(missing), "where").returncode == 0
 
 
 def test_counts_agree_with_their_nouns(ledger: Ledger) -> None:
@@ -113,9 +116,10 @@ def test_counts_agree_with_their_nouns(ledger: Ledger) -> None:
     assert out.returncode == 0 and out.stdout.strip() == "Checked 1 task, 1 version: ok."
 
 
-def test_every_command_but_the_mcp_server_takes_json() -> None:
+def test_every_command_but_the_mcp_server_and_hooks_takes_json() -> None:
+    # The server speaks MCP on stdio; a hook's stdout is what the agent's hook protocol reads.
     without = [path for path in leaf_commands(cli) if "--json" not in _options(path)]
-    assert without == [("mcp",)]
+    assert [p for p in without if p[0] != "hook"] == [("mcp",)]
 
 
 def _options(path: tuple[str, ...]) -> set[str]:

@@ -70,8 +70,9 @@ def test_gitledger_bin_comes_first_and_may_carry_arguments(tmp_path: Path) -> No
 
 
 def test_python3_m_gitledger_is_the_fallback(tmp_path: Path) -> None:
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "python3").symlink_to(sys.executable)
+    # A script, not a symlink: a symlink to a virtual environment's interpreter runs outside
+    # that environment (it finds no pyvenv.cfg beside itself), without gitledger's dependencies.
+    fake(tmp_path / "bin", "python3", f'exec "{sys.executable}" "$@"\n')
     done = launch("--help", path=[tmp_path / "bin"], PYTHONPATH=str(REPO_ROOT))
     assert done.returncode == 0, done.stderr
     assert "Usage: gitledger" in done.stdout

@@ -366,6 +366,9 @@ class Ledger:
         ranking)."""
         from .index import SearchHit
 
+        query = _filter_text(query, "search query") or ""
+        owner, label = _filter_text(owner, "owner"), _filter_text(label, "label")
+        limit = _bounds(limit)[0]
         wanted = set(statuses) or None
         if wanted and wanted - set(STATUSES):
             raise InvalidInput(f"Unknown status. Use one of: {', '.join(STATUSES)}.")
@@ -510,11 +513,12 @@ class Ledger:
         offset: int = 0,
     ) -> list[Task]:
         """Tasks matching every filter given, most recently updated first."""
+        owner, label = _filter_text(owner, "owner"), _filter_text(label, "label")
         statuses = _statuses(status)
         parent_id = self.resolve(parent) if parent else None
         idx = self.index()
         if idx is not None:
-            _page([], limit, offset)  # the same checks of limit and offset
+            limit, offset = _bounds(limit, offset)
             page = idx.list_tasks(
                 statuses=statuses,
                 owner=owner,
@@ -540,7 +544,7 @@ class Ledger:
         """What needs attention: active, then blocked, then open; newest first within each."""
         idx = self.index()
         if idx is not None:
-            _page([], limit, 0)
+            limit = _bounds(limit)[0]
             return idx.inbox(limit)
         rank = {"active": 0, "blocked": 1, "open": 2}
         found = [t for t in self.tasks() if t.status in rank]
@@ -553,7 +557,7 @@ class Ledger:
         parent is an epic: its children are the work): highest priority first."""
         idx = self.index()
         if idx is not None:
-            _page([], limit, 0)
+            limit = _bounds(limit)[0]
             return idx.ready(limit)
         every = {t.id: t for t in self.tasks()}
         parents = {t.parent for t in every.values() if t.parent and not t.finished}
@@ -572,12 +576,13 @@ class Ledger:
         """Tasks matching ``query``, best first: ranked full-text search (FTS5 syntax: word*,
         "a phrase", OR, NOT; a query it cannot parse is taken as plain words) when the index is
         available, else tasks whose text holds every word, newest first."""
+        query = _filter_text(query, "search query") or ""
         words = [w.casefold() for w in query.split()]
         if not words:
             raise InvalidInput("Search for at least one word.")
         idx = self.index()
         if idx is not None:
-            _page([], limit, 0)
+            limit = _bounds(limit)[0]
             return [hit.task for hit in idx.search(query, limit)]
         found = []
         for task in self.tasks():
@@ -1279,11 +1284,36 @@ def _statuses(status: str | Sequence[str] | None) -> set[str] | None:
     return wanted
 
 
-def _page(items: list[Task], limit: int | None, offset: int) -> list[Task]:
+_SQL_MAX = 2**63 - 1  # SQLite's largest integer
+
+
+def _bounds(limit: int | None, offset: int = 0) -> tuple[int | None, int]:
+    """A query's limit and offset checked once for every query path: negative is refused; past
+    SQLite's integer range a limit means no limit and an offset is clamped (both mean "all")."""
     if limit is not None and limit < 0:
         raise InvalidInput("A limit cannot be negative.")
     if offset < 0:
         raise InvalidInput("An offset cannot be negative.")
+    return (None if limit is not None and limit > _SQL_MAX else limit), min(offset, _SQL_MAX)
+
+
+def _filter_text(value: str | None, what: str) -> str | None:
+    """A search or filter text that can be looked up: refused when it is not text (a lone
+    surrogate: argv bytes that are not UTF-8)."""
+    if value is None:
+        return None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInput(
+            f"The {what} is not valid UTF-8 text (byte {exc.start + 1} is no character); give "
+            f"it as UTF-8."
+        ) from None
+    return value
+
+
+def _page(items: list[Task], limit: int | None, offset: int) -> list[Task]:
+    limit, offset = _bounds(limit, offset)
     end = None if limit is None else offset + limit
     return items[offset:end]
 

@@ -49,7 +49,7 @@ from .errors import (
 from .gitstore import RefMoved
 from .ledger import Ledger
 from .merge import merge_tasks, new_conflicts
-from .model import ID_PATTERN, Task, now_iso, read_record
+from .model import ID_PATTERN, PREFIX_PATTERN, Task, now_iso, read_record
 from .refs import (
     FUSE_PREFIX,
     LEDGER_PREFIX,
@@ -594,9 +594,23 @@ def claim(
     try:
         full = ledger.resolve(task_id)
     except TaskNotFound:
+        if not PREFIX_PATTERN.match(task_id.strip().lower()):
+            raise  # not an id at all: nothing the remote could have
         # A task created on another machine: bring the remote's ledger in, then look again.
-        sync(ledger, push=False, url=url)
-        full = ledger.resolve(task_id)
+        try:
+            sync(ledger, push=False, url=url)
+        except RemoteError as exc:
+            raise TaskNotFound(
+                f"No task {task_id.strip()} here, and looking for it on "
+                f"{gitstore.redact_url(url)} failed: {exc.message}"
+            ) from exc
+        try:
+            full = ledger.resolve(task_id)
+        except TaskNotFound as exc:
+            raise TaskNotFound(
+                f"No task {task_id.strip()} here, nor on {gitstore.redact_url(url)} (its ledger "
+                f"was fetched to look). List tasks with 'gitledger task list'."
+            ) from exc
     ref = task_ref(full)
     store = ledger.store
     staging = _staging(url)

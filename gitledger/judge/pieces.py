@@ -254,13 +254,23 @@ def completions(text: str) -> list[Completion]:
 class TextFacts:
     starts: tuple[str, ...]
     done: tuple[Completion, ...]
-    refs: tuple[str, ...]
+    text: str = ""  # what was read (the first TEXT_LIMIT characters)
+
+    @property
+    def refs(self) -> tuple[str, ...]:
+        """Every piece named, read only when asked: most messages never need it."""
+        return _refs_of(self.text)
+
+
+@lru_cache(maxsize=8192)
+def _refs_of(text: str) -> tuple[str, ...]:
+    return tuple(piece_refs(text))
 
 
 @lru_cache(maxsize=8192)
 def _text_facts(text: str) -> TextFacts:
     text = text[:TEXT_LIMIT]
-    return TextFacts(_starts_of(text), tuple(completions(text)), tuple(piece_refs(text)))
+    return TextFacts(_starts_of(text), tuple(completions(text)), text)
 
 
 def asks_person(step: Step) -> bool:

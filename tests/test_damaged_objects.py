@@ -182,3 +182,31 @@ def test_a_garbage_packed_refs_names_the_file_not_verify(ledger: Ledger, garbage
         if out.returncode != 0:
             assert "packed-refs" in out.stderr, (args, out.stderr)
             assert "Run 'gitledger verify'" not in out.stderr
+
+
+# --- RELIABILITY.md finding 1: an import killed mid-way leaves a ref lock ----------------------
+
+
+@pytest.mark.parametrize("which", ["new-task", "existing-task"])
+def test_an_import_heals_a_stale_ref_lock_as_writes_do(
+    ledger: Ledger, tmp_path: Path, which: str
+) -> None:
+    source = Ledger.open(tmp_path / "source", create=True)
+    tasks = [source.create(f"exported {n}") for n in range(3)]
+    export = tmp_path / "export.jsonl"
+    if which == "existing-task":  # the ledger holds version 1; the import brings version 2
+        assert gl("--ledger", str(source.path), "task", "export", "-o", str(export)).returncode == 0
+        assert gl("task", "import", str(export)).returncode == 0
+        source.update(tasks[0].id, next="v2")
+    assert gl("--ledger", str(source.path), "task", "export", "-o", str(export)).returncode == 0
+    folder = ledger.path / "refs" / "gitledger" / "tasks"
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = folder / f"{tasks[0].id}.lock"
+    lock.write_text("")  # what an import killed between taking the lock and renaming it leaves
+    old = os.path.getmtime(lock) - 60
+    os.utime(lock, (old, old))
+    out = gl("task", "import", str(export), "--json")
+    assert out.returncode == 0, out.stderr
+    assert "removed a stale lock" in out.stderr
+    assert not lock.exists()
+    assert ledger.show(tasks[0].id).version == (2 if which == "existing-task" else 1)

@@ -341,6 +341,14 @@ class BulkWriter:
         packed = read_packed_refs(self.store.path)
         return [ref for ref, target, old in self._refs if not self._move(ref, target, old, packed)]
 
+    @staticmethod
+    def _take(path: Path, lock: str) -> int:
+        try:
+            return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileNotFoundError:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+
     def _move(
         self, refname: str, target: str, expected: str | None, packed: dict[str, str]
     ) -> bool:
@@ -348,13 +356,18 @@ class BulkWriter:
         path = self.store.path / refname
         lock = f"{path}.lock"
         try:
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = self._take(path, lock)
         except FileExistsError:
-            self.locked.append(refname)  # a live writer, or a stale lock a killed one left
-            return False
+            # A stale lock a killed writer (an import killed mid-way, say) left is healed as the
+            # store's own writes heal it: under the writer lock, once it is old enough.
+            if not self.store.clear_stale_lock(refname):
+                self.locked.append(refname)  # a live writer holds it
+                return False
+            try:
+                fd = self._take(path, lock)
+            except FileExistsError:
+                self.locked.append(refname)
+                return False
         try:
             try:
                 with open(path, "rb") as fh:

@@ -84,7 +84,7 @@ class GitStore:
             self._refuse_program_settings()
         if os.environ.get("GITLEDGER_FSYNC") == "1":
             pygit2.settings.enable_fsync_gitdir(True)
-        self._held = 0  # how deep this process holds the writer lock (see _clear_stale_lock)
+        self._held = 0  # how deep this process holds the writer lock (see clear_stale_lock)
         self._signer: Signer | None | object = _UNSET
         self._dir = str(self.path)
         self._sound: set[str] = set()  # objects whose loose file was checked (objects never change)
@@ -443,12 +443,12 @@ class GitStore:
                     raise
                 if attempt == _REF_LOCK_RETRIES - 1:
                     raise
-                if self._clear_stale_lock(refname):
+                if self.clear_stale_lock(refname):
                     continue
                 time.sleep(delay)
                 delay *= 2
 
-    def _clear_stale_lock(self, refname: str) -> bool:
+    def clear_stale_lock(self, refname: str) -> bool:
         """Remove ``<ref>.lock`` if only a dead writer can own it; True if one was removed.
 
         Every gitledger writer moves refs while holding the ledger's flock, and holds a ref lock

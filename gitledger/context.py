@@ -604,9 +604,15 @@ def prime(ledger: Ledger, budget: int = PRIME_BUDGET, unit: str = "bytes") -> Di
     decisions = sorted(
         ((e.at, t.id, e.text) for t in pool.values() for e in t.decisions), reverse=True
     )[:PRIME_DECISIONS]
+    import time
+
+    from .settings import ago, last_sync
+
+    synced = last_sync(ledger.store)
+    fresh = f"; last sync {ago(time.time() - synced[0])} with {synced[1]}" if synced else ""
     required = [
         PRIME_HEADER,
-        f"ledger ({ledger.kind}): {len(working)} active or claimed task(s)",
+        f"ledger ({ledger.kind}): {len(working)} active or claimed task(s){fresh}",
         PRIME_USAGE,
     ]
     sections = [

@@ -14,6 +14,9 @@ a hook). They are local to the machine: sync does not carry them.
   this machine; tasks still travel.
 - ``tasklist.mirror`` (default ``true``; ``GITLEDGER_TASKLIST_MIRROR``): whether ``gitledger hook
   tasklist`` mirrors the agent's own task list (TaskCreate/TaskUpdate/TodoWrite) into subtasks.
+
+Not a setting but kept beside them: ``gitledger.lastsync``, when this ledger last synced and with
+which remote (``last_sync``), written by every completed sync and said by ``prime``.
 """
 
 from __future__ import annotations
@@ -133,14 +136,45 @@ def tasklist_mirror(store: GitStore) -> bool:
 
 
 __all__ = [
+    "LAST_SYNC",
     "SETTINGS",
     "Setting",
+    "ago",
     "apply",
     "claim_lease",
     "get",
+    "last_sync",
     "parse_bool",
     "parse_duration",
+    "record_last_sync",
     "sync_fuse",
     "tasklist_mirror",
     "values",
 ]
+
+
+LAST_SYNC = "gitledger.lastsync"
+
+
+def record_last_sync(store: GitStore, when: int, remote: str) -> None:
+    store.set_setting(LAST_SYNC, f"{when} {remote}")
+
+
+def last_sync(store: GitStore) -> tuple[int, str] | None:
+    """(unix time, remote) of this ledger's last completed sync, or None."""
+    value = store.setting(LAST_SYNC)
+    if not value:
+        return None
+    stamp, _, remote = value.partition(" ")
+    return (int(stamp), remote) if stamp.isdigit() else None
+
+
+def ago(seconds: float) -> str:
+    """A duration as a person says it: ``just now``, ``5 min ago``, ``3 h ago``, ``2 days ago``."""
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400 * 2:
+        return f"{int(seconds // 3600)} h ago"
+    return f"{int(seconds // 86400)} days ago"

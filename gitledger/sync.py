@@ -29,6 +29,7 @@ With ``sync.fuse=false`` (``settings.py``) fuse and memory refs are never pushed
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from collections.abc import Callable
@@ -36,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import gitstore
+from . import gitstore, settings
 from .changes import version_message
 from .errors import (
     CorruptRecord,
@@ -515,7 +516,15 @@ def sync(
                 continue
         break
     report.seconds = time.perf_counter() - started
+    record_sync(ledger, report.remote)
     return report
+
+
+def record_sync(ledger: Ledger, remote: str) -> None:
+    """Note when this ledger last synced, and with which remote (redacted), so ``prime`` can say
+    how fresh what a session sees is (``settings.last_sync``)."""
+    with contextlib.suppress(LedgerError):  # a ledger we may not write: the sync still happened
+        settings.record_last_sync(ledger.store, int(time.time()), remote)
 
 
 def restore(ledger: Ledger, source: str, *, progress: Progress | None = None) -> SyncReport:

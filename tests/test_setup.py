@@ -471,6 +471,7 @@ def test_sync_hooks_carry_a_task_from_one_machine_to_another(isolated: Path) -> 
     assert primed.returncode == 0, primed.stderr
     context = json.loads(primed.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Ship the CSV export" in context
+    assert f"last sync just now with {origin}" in context  # prime says how fresh it is
 
 
 def test_setup_with_sync_installs_the_sync_hooks(project: Path) -> None:

@@ -389,3 +389,38 @@ def test_sync_fuse_false_keeps_snapshots_and_memory_local(
     assert "refs/gitledger/fuse/" not in listed and "refs/gitledger/memory/" not in listed
     assert b.task(task_id)["goal"] == "Tasks still travel"
     assert "sync.fuse = false" in a.ok("config")
+
+
+def test_a_new_session_on_the_other_machine_gets_the_task_line(
+    machines: tuple[Machine, Machine],
+) -> None:
+    a, b = machines
+    task_id = json.loads(a.ok("task", "create", "Make the exporter streaming", "--json"))["id"]
+    a.ok("task", "claim", task_id, "--push")
+    a.ok("task", "update", task_id, "--next", "benchmark peak memory")
+    a.ok("fuse", "save", "--session", "sess-a", "--transcript",
+         str(transcript(a.clone / "t.jsonl", "sess-a",
+                        ["Make the exporter streaming, never load the whole file"])))  # fmt: skip
+    a.ok("fuse", "link", task_id, "--session", "sess-a")
+    a.ok("sync")
+    b.ok("sync")
+    payload = json.dumps({"session_id": "fresh-b", "source": "startup", "cwd": str(b.clone)})
+    out = subprocess.run(
+        [sys.executable, "-m", "gitledger", "prime", "--hook"],
+        cwd=b.clone, input=payload, capture_output=True, text=True, env=b.env, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    context = json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert len(context) <= 10_000
+    assert f'held by "{NAME}" (agent "cli@laptop")' in context
+    assert f"You most likely resume task {task_id}" in context
+    assert "benchmark peak memory" in context  # the task's handoff
+    assert "never load the whole file" in context  # its latest fuse snapshot
+    assert "last sync just now with" in context or "last sync 1 min ago" in context
+    # the same snapshot by task, and prime lists the snapshots and the last sync
+    assert "never load the whole file" in b.ok("fuse", "restore", "--task", task_id, "--plain")
+    primed = b.ok("prime", "--budget", "4000")
+    assert "sess-a" in primed and "last sync" in primed
+    missing = b.run("fuse", "restore", "--task", json.loads(
+        b.ok("task", "create", "unlinked", "--json"))["id"], "--plain")  # fmt: skip
+    assert missing.returncode != 0 and "No fuse snapshot is linked" in missing.stderr

@@ -103,7 +103,10 @@ def prime_cmd(
     recent decisions, and how to call the ledger.
 
     Made for a SessionStart hook: with no ledger here it prints one line saying how to start one
-    and exits 0. 'gitledger setup' installs it as 'prime --hook' for every session source.
+    and exits 0. 'gitledger setup' installs it as 'prime --hook' for every session source; for a
+    new session (source startup) --hook prints the handoff from other machines instead: what is
+    in hand (who holds it, where, when) and the task you most likely resume, with its latest fuse
+    snapshot, within 9,500 characters.
     """
     from ..context import NO_LEDGER_LINE, PRIME_BUDGET, prime
     from ..errors import NoLedger
@@ -120,7 +123,8 @@ def prime_cmd(
         )
 
         with never_fail("prime", "no digest"):
-            enter_project(read_payload())
+            payload = read_payload()
+            enter_project(payload)
             obj = ctx.find_root().obj or {}
             if remote:
                 pinned = ["--ledger", str(obj["ledger_path"])] if obj.get("ledger_path") else []
@@ -131,6 +135,13 @@ def prime_cmd(
                 ledger = open_ledger(ctx)
             except NoLedger:
                 emit(session_start_output(NO_LEDGER_LINE), "prime")
+                return
+            if payload.get("source") in (None, "startup", "clear"):
+                # a new session: what is in hand, and the task it most plausibly resumes with
+                # its latest fuse snapshot (a compact/resume gets the fuse's own restore)
+                from ..handoff import session_start
+
+                emit(session_start_output(session_start(ledger)), "prime")
                 return
             digest = prime(ledger, budget=PRIME_BUDGET if budget is None else budget, unit=unit)
             emit(session_start_output(digest.text), "prime")

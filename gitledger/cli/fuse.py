@@ -242,6 +242,7 @@ def summary_cmd(
 
 @fuse_group.command("restore")
 @click.option("--session", help="Session id (default: the hook payload's, else the newest saved).")
+@click.option("--task", "task_id", help="Restore the newest session linked to this task.")
 @click.option(
     "--budget",
     type=int,
@@ -257,6 +258,7 @@ def summary_cmd(
 def restore_cmd(
     ctx: click.Context,
     session: str | None,
+    task_id: str | None,
     budget: int | None,
     plain: bool,
     hook: bool,
@@ -271,7 +273,9 @@ def restore_cmd(
 
     budget = fuse.DEFAULT_BUDGET if budget is None else budget
     payload: dict[str, Any] = {}
-    if hook or session is None:
+    if session and task_id:
+        raise click.UsageError("Give --session or --task, not both.")
+    if hook or (session is None and task_id is None):
         # Run by a hook without --hook (the plugin does): a payload on stdin makes it a hook run.
         payload = _payload(True, wait=5.0 if hook else 1.0)
         hook = hook or bool(payload.get("session_id"))
@@ -295,6 +299,17 @@ def restore_cmd(
         if session is not None:
             fuse.check_session(session)
         ledger = open_ledger(ctx)
+        if task_id is not None:
+            from ..errors import NotFound
+            from ..handoff import latest_session_for
+
+            full = ledger.resolve(task_id)
+            session = latest_session_for(ledger, full)
+            if session is None:
+                raise NotFound(
+                    f"No fuse snapshot is linked to task {full[:8]}. Link one with 'gitledger "
+                    f"fuse link {full[:8]} --session ID', or list sessions with 'fuse status'."
+                )
         text, saved = fuse.restore_text(ledger, session, budget)
     if as_json:
         print_json(

@@ -54,7 +54,7 @@ from .errors import (
     LedgerError,
     StorageError,
 )
-from .gitstore import RefsStamp, ref_tips, refs_stamp
+from .gitstore import RefsStamp, disk_trouble, ref_tips, refs_stamp
 from .model import (
     ID_PATTERN,
     Task,
@@ -295,6 +295,7 @@ class Index:
             failed=lambda exc: (
                 f"The search index at {self.file} failed ({exc}). Run 'gitledger index rebuild'."
             ),
+            file=self.file,
         )
 
     def _reset(self) -> None:
@@ -789,6 +790,7 @@ def run_current(
     refresh: Callable[[sqlite3.Connection], object],
     reset: Callable[[], None],
     failed: Callable[[sqlite3.DatabaseError], str],
+    file: Path | None = None,
 ) -> _T:
     """Run ``action`` on a derived cache brought current first (``refresh``); a damaged file
     is deleted (``reset``) and rebuilt once, any other failure is a ``StorageError`` (``failed``
@@ -799,10 +801,27 @@ def run_current(
             refresh(conn)
             return action(conn)
         except sqlite3.DatabaseError as exc:
+            if "unable to open database" in str(exc):  # SQLite's words for a read-only folder
+                exc = sqlite3.OperationalError(f"{exc}: permission denied or read-only")
+            elif "disk i/o error" in str(exc).lower() and file is not None and _full(file):
+                exc = sqlite3.OperationalError(f"{exc}: disk is full")
+            trouble = disk_trouble(exc, "the ledger's cache")
+            if trouble is not None:  # a full disk or a read-only ledger: nothing to delete
+                raise StorageError(trouble[0].upper() + trouble[1:] + ".") from exc
             if attempt or not is_corrupt(exc):
                 raise StorageError(failed(exc)) from exc
             reset()
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _full(file: Path) -> bool:
+    """Whether the disk holding ``file`` has next to nothing left (SQLite says "disk I/O
+    error" when a write of its journal finds no room)."""
+    try:
+        st = os.statvfs(file.parent)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize < 256 * 1024
 
 
 def save_stamp(conn: sqlite3.Connection, stamp: RefsStamp) -> None:

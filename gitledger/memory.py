@@ -277,6 +277,7 @@ class MemoryIndex:
             failed=lambda exc: (
                 f"The memory index at {self.file} failed ({exc}); delete it and retry."
             ),
+            file=self.file,
         )
 
     def _refresh(self, conn: sqlite3.Connection) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..refs import LEDGER_PREFIX
 from .documents import Document, read_document, update_document, write_document
-from .errors import RefMoved, map_git_errors
+from .errors import RefMoved, disk_trouble, map_git_errors
 from .raw import BulkWriter, RefsStamp, read_packed_refs, ref_tips, refs_stamp
 from .signing import SignatureCheck, Signer, signer_from_config, verify_signature
 from .store import (
@@ -78,6 +78,7 @@ __all__ = [
     "clear_staging",
     "commit_exists",
     "delete_refs",
+    "disk_trouble",
     "drop_stale_staging_locks",
     "fetch_bundle",
     "fetch_refs",

@@ -10,6 +10,7 @@ words once, for every caller: ``map_git_errors`` (local storage), ``remote_failu
 from __future__ import annotations
 
 import contextlib
+import errno
 from collections.abc import Iterator
 from typing import Literal
 
@@ -79,9 +80,37 @@ def map_git_errors(what: str) -> Iterator[None]:
         raise storage_failure(what, exc) from exc
 
 
+_NO_SPACE = ("no space left", "disk is full", "disk quota exceeded")
+_READ_ONLY = ("read-only file system", "readonly database", "permission denied")
+
+
+def disk_trouble(exc: BaseException, where: str = "the ledger") -> str | None:
+    """The words for a write that failed because the disk is full or the ledger cannot be
+    written (errno, or the message of libgit2 or SQLite), naming what to do; None otherwise.
+    One rule for the store, the flock and the derived caches."""
+    code = getattr(exc, "errno", None)
+    lower = strerror(exc).lower()
+    if code in (errno.ENOSPC, errno.EDQUOT) or any(w in lower for w in _NO_SPACE):
+        return (
+            f"no space left on the disk holding {where}; nothing was written. Free space on that "
+            f"disk ('df' on the folder 'gitledger where' prints shows how much is left), then "
+            f"retry"
+        )
+    if code in (errno.EROFS, errno.EACCES, errno.EPERM) or any(w in lower for w in _READ_ONLY):
+        return (
+            f"{where} cannot be written here ({strerror(exc)}); nothing was written, and reading "
+            f"it still works. Run the command as a user who can write it, on a writable mount, "
+            f"or with --ledger naming a writable copy"
+        )
+    return None
+
+
 def storage_failure(what: str, exc: BaseException) -> LedgerError:
     """The gitledger error for a failed local Git operation."""
     text = strerror(exc)
+    trouble = disk_trouble(exc)
+    if trouble is not None:
+        return StorageError(f"{what}: {trouble}.")
     kind = kind_of(text)
     if "packed references" in text.lower():
         return CorruptRecord(

@@ -32,7 +32,7 @@ import pygit2
 
 from ..errors import CorruptRecord, NoLedger, StorageError, UnsafeLedger
 from ..paths import git_work_tree
-from .errors import RefMoved, kind_of, map_git_errors, strerror
+from .errors import RefMoved, disk_trouble, kind_of, map_git_errors, strerror
 from .raw import broken_refs, local_offset_minutes, loose_object_problem, read_packed_refs
 from .signing import (
     SignatureCheck,
@@ -353,7 +353,7 @@ class GitStore:
 
         ``expected_tip=None`` means the ref must not exist yet. Raises ``RefMoved`` otherwise.
         """
-        with map_git_errors(f"writing {refname}"):
+        with map_git_errors(f"writing {refname}"), _full_disk_says_so(self.path):
             repo = self.repo
             builder = repo.TreeBuilder()
             for name in sorted(files):
@@ -564,6 +564,30 @@ def delete_refs(store: GitStore, prefix: str) -> int:
     return count
 
 
+@contextlib.contextmanager
+def _full_disk_says_so(path: Path) -> Iterator[None]:
+    """On a full disk libgit2 can fail a write with words about something else ("target OID for
+    the reference doesn't exist": the object it wrote is not there): when a write fails and the
+    disk has next to nothing left, say that instead."""
+    try:
+        yield
+    except RefMoved:
+        raise
+    except Exception as exc:
+        try:
+            st = os.statvfs(path)
+            free = st.f_bavail * st.f_frsize
+        except OSError:
+            raise exc from None
+        if free < 256 * 1024 and disk_trouble(exc) is None:
+            raise StorageError(
+                f"Writing to {path}: no space left on its disk ({free // 1024} KB free; Git said "
+                f"{strerror(exc)!r}); nothing was written. Free space on that disk ('df {path}' "
+                f"shows how much is left), then retry."
+            ) from exc
+        raise
+
+
 def _is_stale_file(path: Path, cutoff: float) -> bool:
     try:
         st = path.lstat()
@@ -599,7 +623,11 @@ def _init_repository(path: Path) -> None:
 def flock(path: Path, timeout: float, busy: str, *, max_delay: float) -> Iterator[None]:
     """An exclusive ``flock`` on ``path`` (created if missing), waited for with backoff up to
     ``timeout`` seconds, then ``StorageError(busy)``. Closing the descriptor releases it."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        why = disk_trouble(exc) or strerror(exc)
+        raise StorageError(f"Locking {path.name} in {path.parent}: {why}.") from exc
     try:
         deadline = time.monotonic() + timeout
         delay = 0.001

@@ -19,11 +19,12 @@ AGENTS_BLOCK = f"""{BEGIN}
 
 This project keeps its task line in gitledger, so it survives compaction and restarts.
 
-- Start: run `gitledger prime` (or the MCP tool `prime`), then `gitledger task claim ID`.
+- Start: run `gitledger prime` (or the MCP tool `prime`), then `gitledger task claim ID --push`
+  (one winner across agents and machines; `claim_conflict` means pick another task).
 - As you work: `gitledger task update ID --next "..."`, `--decision "... because ..."`,
-  `--evidence "commit:SHA" / test output`.
-- Stop: `--status done --evidence "..."` when the criteria are met, or
-  `--status blocked --blocker "..."`.
+  `--evidence "commit:SHA" / test output`; `gitledger sync` when another machine should see it.
+- Stop: `--status done --evidence "..."` when the criteria are met,
+  `--status blocked --blocker "..."`, or `gitledger task release ID`; then `gitledger sync`.
 - Protocol: docs/AGENT-PROTOCOL.md in the gitledger repository; `gitledger --help` for the rest.
 {END}
 """

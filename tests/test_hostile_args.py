@@ -115,37 +115,33 @@ class Listener:
         self.sock.close()
 
 
+def claim_push(*args: str) -> tuple[subprocess.CompletedProcess[str], int]:
+    """``task claim --push`` to a loopback listener; the result and how many connected."""
+    listener = Listener()
+    try:
+        url = f"git://127.0.0.1:{listener.port}/ledger.git"
+        out = subprocess.run(
+            [sys.executable, "-m", "gitledger", "task", "claim", "--push", url, "--", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        listener.close()
+    return out, listener.connections
+
+
 @pytest.mark.parametrize("bad_id", ["../x", "ZZ!", "a b", "iiiiii", "lo0u", "x" * 300, "-", "   "])
 def test_claim_push_refuses_a_non_id_without_contacting_the_remote(
     ledger: Ledger, bad_id: str
 ) -> None:
-    listener = Listener()
-    try:
-        url = f"git://127.0.0.1:{listener.port}/ledger.git"
-        out = subprocess.run(
-            [sys.executable, "-m", "gitledger", "task", "claim", "--push", url, "--", bad_id],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-    finally:
-        listener.close()
+    out, connections = claim_push(bad_id)
     assert out.returncode != 0 and "Traceback" not in out.stderr
     assert "not a task id" in out.stderr, out.stderr
-    assert listener.connections == 0
+    assert connections == 0
 
 
 def test_claim_push_of_an_unknown_id_says_it_looked_on_the_remote(ledger: Ledger) -> None:
-    listener = Listener()
-    try:
-        url = f"git://127.0.0.1:{listener.port}/ledger.git"
-        out = subprocess.run(
-            [sys.executable, "-m", "gitledger", "task", "claim", "zzzzzz", "--push", url],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-    finally:
-        listener.close()
+    out, _connections = claim_push("zzzzzz")
     assert out.returncode != 0 and "Traceback" not in out.stderr
     assert "No task zzzzzz here" in out.stderr and "127.0.0.1" in out.stderr

@@ -42,6 +42,7 @@ from .rules import (
     _SHELL_TOOLS,
     _SPEC_COMMAND_RE,
     _SPEC_FILE_RE,
+    _TODO_TOOLS,
     _TRIVIAL_TOOL_ERRORS,
     CHECK_TAIL,
     MIN_OUTCOME,
@@ -264,35 +265,17 @@ class Extractor:
             path = data.get("file_path") or data.get("notebook_path") or data.get("path")
             if isinstance(path, str) and path:
                 self.files.add(_relative(path, self.cwd))
-        elif name == "TodoWrite":
-            todos = data.get("todos")
+        elif name in _TODO_TOOLS:
+            # the agent's whole todo list, replaced each time: (list key, item text key)
+            list_key, text_key = _TODO_TOOLS[name]
+            todos = data.get(list_key)
             if isinstance(todos, list):
                 self.had_item_tools = True
                 self.todos = [
                     OpenItem(
-                        text=clean(str(t.get("content", "")))[:400], status=str(t.get("status"))
+                        text=clean(str(t.get(text_key, "")))[:400], status=str(t.get("status"))
                     )
                     for t in todos
-                    if isinstance(t, dict)
-                ]
-        elif name == "write_todos":  # Gemini CLI
-            todos = data.get("todos")
-            if isinstance(todos, list):
-                self.had_item_tools = True
-                self.todos = [
-                    OpenItem(
-                        text=clean(str(t.get("description", "")))[:400], status=str(t.get("status"))
-                    )
-                    for t in todos
-                    if isinstance(t, dict)
-                ]
-        elif name == "update_plan":
-            plan = data.get("plan")
-            if isinstance(plan, list):
-                self.had_item_tools = True
-                self.todos = [
-                    OpenItem(text=clean(str(t.get("step", "")))[:400], status=str(t.get("status")))
-                    for t in plan
                     if isinstance(t, dict)
                 ]
         elif name == "TaskUpdate":

@@ -169,6 +169,13 @@ def _check_key(command: str) -> str:
 
 MIN_OUTCOME = 80  # shorter end-of-turn texts are acknowledgements, not reports
 
+# Todo-list tools: Claude Code's TodoWrite, Gemini CLI's write_todos, Codex's update_plan.
+_TODO_TOOLS = {
+    "TodoWrite": ("todos", "content"),
+    "write_todos": ("todos", "description"),
+    "update_plan": ("plan", "step"),
+}
+
 
 def request_text(event: Event) -> str | None:
     """The request a user event makes, or None when the harness wrote it (meta, command output)."""

@@ -74,6 +74,14 @@ class Machine:
         return json.loads(self.ok("task", "show", task_id, "--json"))  # type: ignore[no-any-return]
 
 
+def shared_task(a: Machine, b: Machine, goal: str) -> str:
+    """A task created on a and synced to b; its id."""
+    task_id: str = json.loads(a.ok("task", "create", goal, "--json"))["id"]
+    a.ok("sync")
+    b.ok("sync")
+    return task_id
+
+
 @pytest.fixture
 def machines(tmp_path: Path, daemon: Daemon) -> tuple[Machine, Machine]:  # noqa: F811
     seed = tmp_path / "seed"
@@ -90,9 +98,7 @@ def machines(tmp_path: Path, daemon: Daemon) -> tuple[Machine, Machine]:  # noqa
 
 def test_two_agents_of_one_person_on_two_machines(machines: tuple[Machine, Machine]) -> None:
     a, b = machines
-    task_id = json.loads(a.ok("task", "create", "Port the parser", "--json"))["id"]
-    a.ok("sync")
-    b.ok("sync")
+    task_id = shared_task(a, b, "Port the parser")
     # Both machines claim at once with --push: exactly one wins, the other exits 3 naming it.
     procs = [m.start("task", "claim", task_id, "--push", "--json") for m in (a, b)]
     results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
@@ -130,9 +136,7 @@ def test_offline_claims_on_two_machines_merge_to_the_first(
     machines: tuple[Machine, Machine],
 ) -> None:
     a, b = machines
-    task_id = json.loads(a.ok("task", "create", "One winner offline", "--json"))["id"]
-    a.ok("sync")
-    b.ok("sync")
+    task_id = shared_task(a, b, "One winner offline")
     a.ok("task", "claim", task_id)  # earlier, not pushed
     time.sleep(0.05)
     b.ok("task", "claim", task_id)  # later, not pushed
@@ -266,9 +270,7 @@ def test_conflicts_show_in_handoffs_until_an_update_resolves_them(
     machines: tuple[Machine, Machine],
 ) -> None:
     a, b = machines
-    task_id = json.loads(a.ok("task", "create", "Pick a parser", "--json"))["id"]
-    a.ok("sync")
-    b.ok("sync")
+    task_id = shared_task(a, b, "Pick a parser")
     a.ok("task", "update", task_id, "--next", "try lark")
     b.ok("task", "update", task_id, "--next", "try a hand-written parser")
     a.ok("sync")
@@ -378,9 +380,7 @@ def test_sync_fuse_false_keeps_snapshots_and_memory_local(
     a.ok("remember", "The staging server needs VPN", "--kind", "pitfall")
     a.ok("fuse", "save", "--session", "private", "--transcript",
          str(transcript(a.clone / "t.jsonl", "private", ["Rotate the deploy keys"])))  # fmt: skip
-    task_id = json.loads(a.ok("task", "create", "Tasks still travel", "--json"))["id"]
-    a.ok("sync")
-    b.ok("sync")
+    task_id = shared_task(a, b, "Tasks still travel")
     listed = subprocess.run(
         ["git", "ls-remote", str(a.clone.parent.parent / "served" / "project.git")],
         capture_output=True, text=True, check=True,
@@ -419,6 +419,8 @@ def test_a_new_session_on_the_other_machine_gets_the_task_line(
     assert "last sync just now with" in context or "last sync 1 min ago" in context
     # the same snapshot by task, and prime lists the snapshots and the last sync
     assert "never load the whole file" in b.ok("fuse", "restore", "--task", task_id, "--plain")
+    status = [line for line in b.ok("fuse", "status").splitlines() if "sess-a" in line]
+    assert status and task_id[:8] in status[0]  # the task column
     primed = b.ok("prime", "--budget", "4000")
     assert "sess-a" in primed and "last sync" in primed
     missing = b.run("fuse", "restore", "--task", json.loads(

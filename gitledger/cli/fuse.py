@@ -444,8 +444,9 @@ def status_cmd(ctx: click.Context, session: str | None, limit: int, as_json: boo
         return
     for row in rows:
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(row["time"]))
+        task = (row["task"] or "-")[:8]  # which ledger task the session works on (fuse link)
         click.echo(
-            f"{row['commit'][:10]}  {when}  {one_line(row['session'], 36):36}  "
+            f"{row['commit'][:10]}  {when}  {one_line(row['session'], 36):36}  {task:8}  "
             f"{row['trigger'] or '-':7} {row['bytes']:>7} B  {one_line(row['goal'], 50)}"
         )
 

@@ -94,3 +94,34 @@ def test_a_task_from_machine_a_reaches_a_fresh_session_on_machine_b(
     b.run("What should I work on?")  # its SessionStart hook fetches, then primes
     first = b.standin.since(mark, "main")[0]
     assert goal in first.messages_text()
+
+
+def test_a_session_on_a_compacts_and_stops_and_b_resumes_its_task_line(
+    claude_bin: Path, standin: StandIn, tmp_path: Path
+) -> None:
+    """Issue 20's handoff: on A a session works on a claimed task, compacts (the PreCompact hook
+    saves and pushes) and stops; a fresh session on B, after the same one-time setup and no other
+    command, gets that task line in its first model request (prime --hook, source startup)."""
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    a = machine(claude_bin, standin, tmp_path / "a")
+    b = machine(claude_bin, standin, tmp_path / "b")
+    for side in (a, b):
+        done = gitledger(side, "setup", "--sync", str(origin), "--write")
+        assert done.returncode == 0, done.stdout + done.stderr
+    created = gitledger(a, "task", "create", "Billing: CSV export for invoices", "--json")
+    task_id = json.loads(created.stdout)["id"]
+    claimed = gitledger(a, "task", "claim", task_id, "--push", str(origin))
+    assert claimed.returncode == 0, claimed.stderr
+    scenario.play(a)
+    assert a.session_id
+    linked = gitledger(a, "fuse", "link", task_id, "--session", a.session_id)
+    assert linked.returncode == 0, linked.stderr
+    a.compact()  # PreCompact saves the snapshot and pushes; then A stops
+    mark = b.standin.mark()
+    b.standin.script(Reply([text("Hello.")]))
+    b.run("Hi")
+    first = b.standin.since(mark, "main")[0].messages_text()
+    assert f"You most likely resume task {task_id}" in first
+    # the snapshot's facts, not only the task's goal
+    assert missing([scenario.PROBES["constraint"], scenario.PROBES["decision"]], first) == []

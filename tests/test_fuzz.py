@@ -172,6 +172,8 @@ def test_hook_payload_is_always_an_object(raw: str) -> None:
 
 @FAST
 @given(payload=json_objects, step=json_values, messages=json_values)
+@example(payload={}, step=None, messages=[{"toolUses": True}])  # was TypeError
+@example(payload={}, step=None, messages=[{"role": "assistant", "toolUses": [1, {"input": [1]}]}])
 def test_judge_payload_entry_points_refuse_cleanly(
     payload: dict[str, Any], step: Any, messages: Any
 ) -> None:

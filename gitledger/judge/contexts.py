@@ -13,9 +13,15 @@ SUMMARY_PREFIX = "This session is being continued from a previous conversation"
 
 
 def read_message(raw: Mapping[str, Any]) -> Message:
+    # A hook's payload is input from outside: tool uses of another shape are skipped, not fatal.
+    uses = raw.get("toolUses")
     calls = tuple(
-        Call(str(use.get("tool", "")), dict(use.get("input") or {}))
-        for use in raw.get("toolUses") or ()
+        Call(
+            str(use.get("tool", "")),
+            dict(use["input"]) if isinstance(use.get("input"), Mapping) else {},
+        )
+        for use in (uses if isinstance(uses, list) else ())
+        if isinstance(use, Mapping)
     )
     text = str(raw.get("text") or "")
     if raw.get("role") == "assistant":

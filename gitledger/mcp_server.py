@@ -286,7 +286,9 @@ def _release(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def _verify(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
-    return srv.ledger().verify().to_dict()
+    from . import fuse
+
+    return fuse.verify(srv.ledger()).to_dict()
 
 
 CORE_TOOLS: tuple[ToolSpec, ...] = (

@@ -434,9 +434,15 @@ def test_a_corrupt_record_arriving_by_sync_is_skipped_and_named(
     assert restore.exit_code == 0 and restore.stdout == "" and "session bad" in restore.stderr
     by_hand = run("fuse", "restore", "--session", "bad", "--plain")
     assert by_hand.exit_code != 0 and "session bad" in by_hand.output
+    # verify names the damaged session's ref and commit, and fails
+    verified = run("verify", "--json")
+    assert verified.exit_code == 1
+    (named,) = json.loads(verified.stdout)["problems"]
+    assert named["ref"] == ref and ledger.store.tip(ref)[:12] in named["message"]
     # the next save starts afresh on top of it, and restores again
     again = run("fuse", "save", input=payload(session_id="bad", transcript_path=str(TRANSCRIPT)))
     assert again.exit_code == 0 and "afresh" in again.stderr
     assert fuse.problems(ledger) == []
+    assert run("verify").exit_code == 0
     plain = run("fuse", "restore", "--session", "bad", "--plain")
     assert plain.exit_code == 0 and "GOAL: Add a CSV export" in plain.stdout

@@ -79,8 +79,10 @@ def verify_cmd(ctx: click.Context, as_json: bool) -> None:
 
     Exits 1 and names each damaged or foreign ref if anything is wrong.
     """
+    from .. import fuse
+
     with errors(as_json):
-        report = open_ledger(ctx).verify()
+        report = fuse.verify(open_ledger(ctx))
     if as_json:
         print_json(report.to_dict())
     else:

@@ -86,6 +86,7 @@ from .store import (
     sessions,
     snapshot_facts,
     task_lines,
+    verify,
 )
 
 __all__ = [
@@ -123,6 +124,7 @@ __all__ = [
     "memory_hints",
     "merge_settings",
     "problems",
+    "verify",
     "read_hook_payload",
     "record_summary",
     "remember_snapshot",

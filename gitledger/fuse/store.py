@@ -20,7 +20,7 @@ from .render import check_budget, render
 from .snapshot import DEFAULT_BUDGET, FORMAT_VERSION, FUSE_REF_PREFIX, Snapshot
 
 if TYPE_CHECKING:
-    from ..ledger import Ledger
+    from ..ledger import Ledger, VerifyReport
 
 _SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -248,6 +248,20 @@ def problems(ledger: Ledger) -> list[tuple[str, str, str]]:
         except LedgerError as exc:
             found.append((name, tip, str(exc)))
     return found
+
+
+def verify(ledger: Ledger) -> VerifyReport:
+    """``Ledger.verify`` with the fuse's records checked too: a session whose latest snapshot does
+    not read (a sync brought a damaged one) is a problem, named with its commit. The ledger layer
+    cannot look at fuse refs itself (the fuse sits above it), so every interface verifies here."""
+    from ..ledger import Problem
+
+    report = ledger.verify()
+    for ref, commit, reason in problems(ledger):
+        report.problems.append(
+            Problem(ref, f"{reason} (snapshot {commit[:12]}; the next save starts afresh on it)")
+        )
+    return report
 
 
 def load(ledger: Ledger, session: str) -> SavedSnapshot | None:
@@ -614,4 +628,5 @@ __all__ = [
     "sessions",
     "snapshot_facts",
     "task_lines",
+    "verify",
 ]

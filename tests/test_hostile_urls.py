@@ -158,7 +158,7 @@ def test_no_command_echoes_a_token_from_a_remote_url(
 
 
 def test_a_live_daemon_never_sees_its_query_token_echoed(tmp_path: Path, ledger: Ledger) -> None:
-    from test_sync import start_daemon
+    from helpers import start_daemon
 
     ledger.create("a task")
     server = start_daemon(tmp_path / "served")

@@ -588,9 +588,18 @@ PRIME_DECISIONS = 5
 PRIME_RECENT = 20  # recently updated tasks whose decisions count as recent (with working ones)
 
 
-def prime(ledger: Ledger, budget: int = PRIME_BUDGET, unit: str = "bytes") -> Digest:
+def prime(
+    ledger: Ledger,
+    budget: int = PRIME_BUDGET,
+    unit: str = "bytes",
+    *,
+    snapshots: Callable[[Ledger], list[tuple[str, str]]] | None = None,
+) -> Digest:
     """The session-start digest: active and claimed tasks, the top of the ready queue, recent
-    decisions, and how to call the ledger, in at most ``budget`` bytes (or tokens)."""
+    decisions, and how to call the ledger, in at most ``budget`` bytes (or tokens).
+
+    ``snapshots`` lists recent fuse snapshots as (line start, goal) pairs; the fuse sits above
+    this layer, so ``handoff.prime`` passes its lister in (and every interface calls that)."""
     _check_budget(budget, unit if unit in UNITS else "bytes")
     if unit not in UNITS:
         raise InvalidInput(f"Unknown unit '{unit}'. Use bytes or tokens.")
@@ -620,8 +629,6 @@ def prime(ledger: Ledger, budget: int = PRIME_BUDGET, unit: str = "bytes") -> Di
 
     synced = last_sync(ledger.store)
     fresh = f"; last sync {ago(time.time() - synced[0])} with {synced[1]}" if synced else ""
-    from .handoff import recent_snapshots
-
     required = [
         PRIME_HEADER,
         f"ledger ({ledger.kind}): {len(working)} active or claimed task(s){fresh}",
@@ -638,7 +645,10 @@ def prime(ledger: Ledger, budget: int = PRIME_BUDGET, unit: str = "bytes") -> Di
         Section(
             "snapshot",
             "recent fuse snapshots (gitledger fuse restore --session ID):",
-            [Item("snapshot", start, goal) for start, goal in _snapshots(ledger, recent_snapshots)],
+            [
+                Item("snapshot", start, goal)
+                for start, goal in (_snapshots(ledger, snapshots) if snapshots else [])
+            ],
         ),
     ]
     packed = pack(required, sections, budget, unit, PRIME_KINDS, what="the ledger digest")

@@ -25,6 +25,7 @@ from .errors import LedgerError
 from .text import fold
 
 if TYPE_CHECKING:
+    from .context import Digest
     from .ledger import Ledger
     from .model import Task
 
@@ -86,9 +87,19 @@ def recent_snapshots(ledger: Ledger, limit: int = RECENT_SNAPSHOTS) -> list[tupl
     return out
 
 
+def prime(ledger: Ledger, budget: int | None = None, unit: str = "bytes") -> Digest:
+    """``context.prime`` with the recent fuse snapshots listed: the digest every interface shows."""
+    from .context import PRIME_BUDGET
+    from .context import prime as digest
+
+    return digest(
+        ledger, PRIME_BUDGET if budget is None else budget, unit, snapshots=recent_snapshots
+    )
+
+
 def session_start(ledger: Ledger, *, actor: str | None = None, max_chars: int = MAX_CHARS) -> str:
     """The SessionStart(startup) context for a new session (see the module docstring)."""
-    from .context import prime, quote, task_context
+    from .context import quote, task_context
 
     # the digest (the ready queue, recent decisions and snapshots, the last sync) comes first
     lines = [prime(ledger, budget=PRIME_PART).text.rstrip("\n"), "who holds what:"]
@@ -132,6 +143,7 @@ def session_start(ledger: Ledger, *, actor: str | None = None, max_chars: int = 
 __all__ = [
     "in_hand",
     "latest_session_for",
+    "prime",
     "recent_snapshots",
     "resumed_task",
     "session_start",

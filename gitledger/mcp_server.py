@@ -441,7 +441,7 @@ def _context(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
 
 
 def _prime(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
-    prime = _optional("gitledger.context:prime")
+    prime = _optional("gitledger.handoff:prime")
     assert prime is not None
     kwargs = {k: a[k] for k in ("budget", "unit") if k in a}
     return _as_dict(prime(srv.ledger(), **kwargs))

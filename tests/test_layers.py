@@ -30,7 +30,7 @@ LAYERS: list[set[str]] = [
     # services on the ledger
     {"memory", "context", "transfer", "trackers", "graph", "changelog"},
     # the agent-facing machinery, and sync, which moves every kind of ref (it merges fuse refs)
-    {"fuse", "judge", "hooks", "tasklist", "sync"},
+    {"fuse", "judge", "hooks", "tasklist", "sync", "handoff"},
     # interfaces: parse, one call, render (agents.install writes agents' settings for setup)
     {"mcp_server", "mcp_stdio", "cli", "agents.install", "__main__", "__init__"},
 ]

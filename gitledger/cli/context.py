@@ -108,8 +108,9 @@ def prime_cmd(
     in hand (who holds it, where, when) and the task you most likely resume, with its latest fuse
     snapshot, within 9,500 characters.
     """
-    from ..context import NO_LEDGER_LINE, PRIME_BUDGET, prime
+    from ..context import NO_LEDGER_LINE
     from ..errors import NoLedger
+    from ..handoff import prime
 
     if hook:
         from ..hooks import (
@@ -143,7 +144,7 @@ def prime_cmd(
 
                 emit(session_start_output(session_start(ledger)), "prime")
                 return
-            digest = prime(ledger, budget=PRIME_BUDGET if budget is None else budget, unit=unit)
+            digest = prime(ledger, budget, unit)
             emit(session_start_output(digest.text), "prime")
         return
 
@@ -156,7 +157,7 @@ def prime_cmd(
             else:
                 click.echo(NO_LEDGER_LINE)
             return
-        digest = prime(ledger, budget=PRIME_BUDGET if budget is None else budget, unit=unit)
+        digest = prime(ledger, budget, unit)
     if as_json:
         print_json({"ledger": str(ledger.path), **digest.to_dict()})
     else:

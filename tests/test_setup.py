@@ -491,3 +491,19 @@ def test_setup_with_sync_installs_the_sync_hooks(project: Path) -> None:
     (summary,) = hook_commands(settings, "PostCompact")
     assert shlex.split(summary)[-3:] == ["fuse", "summary", "--hook"]
     assert all("--sync" not in c for c in hook_commands(settings, "SessionStart"))
+
+
+@pytest.mark.parametrize("value", ["0.0", "1e400", "-0.5", "null", "true", '"off"', "{}"])
+def test_an_event_set_to_a_non_list_is_kept_byte_for_byte_and_noted(
+    project: Path, value: str
+) -> None:
+    # Numbers are kept as written (1e400 must not come back as Infinity); a note, never a crash.
+    path = project / ".claude" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{"": 0.0, "hooks": {"PreCompact": ' + value + "}}\n")
+    out = setup("--project", "--write", cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert "PreCompact" in out.stderr and "left as it is" in out.stderr
+    written = path.read_text()
+    assert f'"PreCompact": {value}' in written and '"": 0.0' in written
+    assert json.loads(written)["hooks"]["SessionStart"]

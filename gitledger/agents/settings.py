@@ -464,7 +464,8 @@ def merge_hooks(
         if event in hooks and not isinstance(current, list):  # null too: not ours to replace
             if notes is not None:
                 notes.append(
-                    f"'{event}' is set to {json.dumps(current)[:40]}, not a list of hook groups; "
+                    f"'{event}' is set to {' '.join(dump_json(current).split())[:40]}, "
+                    "not a list of hook groups; "
                     f"left as it is, so gitledger's {event} hook is not installed."
                 )
             continue

@@ -81,7 +81,8 @@ def test_installed_plugin_wires_each_event_to_its_gitledger_command(
 
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     argvs = [c["argv"] for c in calls]
-    assert argvs[0] == ["prime"]
+    assert argvs[0] == ["prime", "--hook"]
+    assert json.loads(calls[0]["stdin"])["source"] == "startup"
     assert ["fuse", "save", "--hook"] in argvs and ["fuse", "restore", "--hook"] in argvs
     save = next(c for c in calls if c["argv"] == ["fuse", "save", "--hook"])
     payload = json.loads(save["stdin"])

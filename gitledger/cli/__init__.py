@@ -13,6 +13,8 @@ from typing import Any
 
 import click
 
+from .. import __version__
+
 # name -> "module:attribute" of a click command or group, imported on first use.
 COMMANDS: dict[str, str] = {
     "init": "gitledger.cli.core:init_cmd",
@@ -132,7 +134,9 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="gitledger", prog_name="gitledger")
+# The version is the package's own, not looked up in installed metadata: from a checkout, its
+# git_ledger.egg-info beside the editable install made click's lookup find two distributions.
+@click.version_option(version=__version__, prog_name="gitledger")
 @click.option(
     "--ledger",
     "ledger_path",

@@ -852,12 +852,7 @@ class Server:
         import mcp_types as types
         from mcp.server.lowlevel import Server as LowLevelServer
 
-        try:
-            from importlib.metadata import version
-
-            server_version = version("gitledger")
-        except Exception:  # noqa: BLE001 - run from a source tree without metadata
-            server_version = "0"
+        from . import __version__ as server_version  # the package's own (see cli --version)
 
         tools = self.mcp_tools()
 

@@ -537,3 +537,16 @@ def test_in_process_call_matches_the_schema_checks(ledger: Any) -> None:
     result, is_error = srv.call("task_create", {"goal": 5, "labels": [1, "ok"], "priority": -1})
     assert is_error and result["error"] == "invalid_input"
     assert result["message"].startswith("task_create: argument")
+
+
+def test_the_server_names_itself_with_the_package_version(ledger: Any) -> None:
+    # The distribution is git-ledger: a lookup of "gitledger" metadata would find nothing and
+    # announce version "0".
+    import gitledger
+
+    async def go() -> Any:
+        async with connect() as client:
+            return client.server_info
+
+    info = run(go)
+    assert info is not None and info.version == gitledger.__version__

@@ -124,32 +124,13 @@ _STR_LISTS = (
 
 
 def _json(raw: bytes, what: str) -> Any:
-    """A stored JSON document, or CorruptRecord naming it: invalid JSON, nested deeper than any
-    record we write (a record arriving by sync may hold anything), or not UTF-8."""
-    from ..errors import CorruptRecord
+    """A stored JSON document, or CorruptRecord naming it (``documents.load_json``): a record
+    arriving by sync may hold anything, so one nested deeper than ours is refused too. (Storage
+    is imported where it is used, as everywhere in the fuse: ``import gitledger.fuse`` stays
+    free of pygit2.)"""
+    from ..gitstore.documents import load_json
 
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        reason = "nests too deeply" if isinstance(exc, RecursionError) else f"is not JSON ({exc})"
-        raise CorruptRecord(f"{what} {reason}.") from exc
-    if _depth(value) > MAX_RECORD_DEPTH:
-        raise CorruptRecord(f"{what} nests deeper than {MAX_RECORD_DEPTH} levels.")
-    return value
-
-
-def _depth(value: Any) -> int:
-    """How deep ``value`` nests, without recursion (a record may nest as deep as JSON allows)."""
-    deepest, stack = 0, [(value, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, (dict, list)):
-            deepest = max(deepest, level)
-            if deepest > MAX_RECORD_DEPTH:
-                return deepest
-            children = item.values() if isinstance(item, dict) else item
-            stack.extend((child, level + 1) for child in children)
-    return deepest
+    return load_json(raw, what, max_depth=MAX_RECORD_DEPTH)
 
 
 def _snapshot_from(data: Any, what: str) -> Snapshot:
@@ -355,6 +336,8 @@ def save(
     actor: str | None = None,
 ) -> SavedSnapshot:
     """Snapshot ``transcript`` and commit it on ``refs/gitledger/fuse/<session>``."""
+    from ..gitstore.documents import write_version
+
     refname = fuse_ref(session)
     trigger = clean(trigger)[:40] or "manual"
     with ledger.store.lock():
@@ -375,8 +358,8 @@ def save(
         changes = delta(previous.snapshot if previous else None, snap)
         files, text = _snapshot_files(snap, trigger, changes, link)
         message = f"fuse save ({trigger}): {cut(clean(snap.goal), 60) or 'no goal yet'}\n"
-        commit = ledger.store.write(
-            refname, files, message, ledger.author(actor), [tip] if tip else [], tip
+        commit = write_version(
+            ledger.store, refname, files, message, ledger.author(actor), expected_tip=tip
         )
     remember_snapshot(ledger, snap, session, actor=actor)
     return SavedSnapshot(
@@ -414,6 +397,8 @@ def merge_saved(ledger: Ledger, session: str, ours_tip: str, theirs_tip: str) ->
     """Join a fuse ref that diverged (the same session saved on two machines) in a merge commit
     with both tips as parents; the newer snapshot (by its transcript's last timestamp, then
     commit time) gives the goal. Returns the commit. The caller holds the writer lock."""
+    from ..gitstore.documents import write_version
+
     ours = _read_saved(ledger, session, ours_tip)
     theirs = _read_saved(ledger, session, theirs_tip)
 
@@ -429,8 +414,14 @@ def merge_saved(ledger: Ledger, session: str, ours_tip: str, theirs_tip: str) ->
         f"fuse merge: session {cut(clean(session), 40)} saved on two machines\n\n"
         f"The goal is from the newer save ({newer.commit[:12]}); both sides' items are kept.\n"
     )
-    return ledger.store.write(
-        fuse_ref(session), files, message, ledger.author(), [ours_tip, theirs_tip], ours_tip
+    return write_version(
+        ledger.store,
+        fuse_ref(session),
+        files,
+        message,
+        ledger.author(),
+        expected_tip=ours_tip,
+        parents=[ours_tip, theirs_tip],
     )
 
 
@@ -447,18 +438,20 @@ def _snapshot_files(
 ) -> tuple[dict[str, bytes], str]:
     """The tree of one saved snapshot (save, link and merge write the same layout), and its text.
     Every string is redacted first: nothing a transcript held as a secret is committed."""
+    from ..gitstore.documents import encode
+
     snap = redact_snapshot(snap)
     delta = redact_value(delta)
     text = render(snap, DEFAULT_BUDGET, trigger=trigger)
     files = {
         "format": f"{FORMAT_VERSION}\n".encode(),
-        "snapshot.json": json.dumps(snap.to_dict(), ensure_ascii=False, indent=1).encode(),
+        "snapshot.json": encode(snap.to_dict()),
         "restore.md": text.encode(),
         "trigger": f"{trigger}\n".encode(),
-        "delta.json": json.dumps(delta, ensure_ascii=False, indent=1).encode(),
+        "delta.json": encode(delta),
     }
     if link:
-        files["link.json"] = json.dumps({"task": link}).encode()
+        files["link.json"] = encode({"task": link})
     return files, text
 
 
@@ -492,6 +485,8 @@ def remember_snapshot(
 
 def link(ledger: Ledger, session: str, task: str, *, actor: str | None = None) -> SavedSnapshot:
     """Tie a session to a ledger task: its next restores include the task's required state."""
+    from ..gitstore.documents import write_version
+
     refname = fuse_ref(session)
     task_id = ledger.resolve(task)
     with ledger.store.lock():
@@ -502,13 +497,13 @@ def link(ledger: Ledger, session: str, task: str, *, actor: str | None = None) -
         snap.task_state = task_lines(ledger, task_id)
         delta = {"task_id": {"from": previous.link if previous else None, "to": task_id}}
         files, text = _snapshot_files(snap, "link", delta, task_id)
-        commit = ledger.store.write(
+        commit = write_version(
+            ledger.store,
             refname,
             files,
             f"fuse link: session {session} works on task {ledger.short_id(task_id)}\n",
             ledger.author(actor),
-            [tip] if tip else [],
-            tip,
+            expected_tip=tip,
         )
     return SavedSnapshot(
         session,
@@ -565,6 +560,8 @@ def record_summary(
     session's ref, beside the snapshot saved just before it: ``summary.md`` holds what the agent
     kept, ``restore.md`` what the fuse adds to it (the complement), so ``git log -p`` on the ref
     shows both per compaction. None when the session has no snapshot (nothing to pair it with)."""
+    from ..gitstore.documents import encode, write_version
+
     refname = fuse_ref(session)
     data = summary.encode("utf-8", errors="replace")[:MAX_SUMMARY_BYTES]
     summary = redact(data.decode("utf-8", errors="ignore"))  # it leaves the machine with sync
@@ -579,12 +576,14 @@ def record_summary(
         text = render(saved.snapshot, DEFAULT_BUDGET, trigger=saved.trigger, known=summary)
         files["summary.md"] = summary.encode()
         files["restore.md"] = text.encode()
-        files["delta.json"] = json.dumps({"summary_bytes": len(summary.encode())}).encode()
+        files["delta.json"] = encode({"summary_bytes": len(summary.encode())})
         message = (
             f"fuse summary ({clean(trigger)[:40] or 'auto'}): the agent's summary, "
             f"{len(summary.encode()):,} bytes, and what the fuse adds to it\n"
         )
-        commit = ledger.store.write(refname, files, message, ledger.author(actor), [tip], tip)
+        commit = write_version(
+            ledger.store, refname, files, message, ledger.author(actor), expected_tip=tip
+        )
     return SavedSnapshot(
         session=session,
         commit=commit,

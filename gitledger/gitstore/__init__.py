@@ -15,7 +15,14 @@ package's interface.
 from __future__ import annotations
 
 from ..refs import LEDGER_PREFIX
-from .documents import Document, read_document, update_document, write_document
+from .documents import (
+    Document,
+    load_json,
+    read_document,
+    update_document,
+    write_document,
+    write_version,
+)
 from .errors import RefMoved, disk_trouble, map_git_errors
 from .raw import BulkWriter, RefsStamp, read_packed_refs, ref_tips, refs_stamp
 from .signing import SignatureCheck, Signer, signer_from_config, verify_signature
@@ -90,6 +97,7 @@ __all__ = [
     "is_bare_repository",
     "is_local_url",
     "list_remote_refs",
+    "load_json",
     "local_path",
     "map_git_errors",
     "merge_base",
@@ -106,4 +114,5 @@ __all__ = [
     "update_document",
     "verify_signature",
     "write_document",
+    "write_version",
 ]

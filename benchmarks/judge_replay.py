@@ -395,6 +395,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="N",
         help="also time N development-set steps as whole `gitledger judge step` processes",
     )
+    parser.add_argument(
+        "--process-only",
+        action="store_true",
+        help="with --process: only the whole-process timing, no scoring",
+    )
     args = parser.parse_args(argv)
     wanted = set(args.sets.split(",")) if args.sets else None
     paths = sorted(args.corpus.glob("*.json")) if args.corpus.is_dir() else []
@@ -419,7 +424,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         "arms": {},
     }
-    for arm, model in arms.items():
+    for arm, model in arms.items() if not (args.process_only and args.process) else ():
         results: list[Judged] = []
         started = time.perf_counter()
         if use_eval:

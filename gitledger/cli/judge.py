@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,84 +12,7 @@ from ..text import one_line
 from ._common import errors, json_option, print_json
 
 if TYPE_CHECKING:
-    from ..judge.shapes import StepContext
-    from ..judge.state import JudgeConfig
     from ..ledger import Ledger
-
-
-# A function hook hands the step judge the whole conversation since the last compaction
-# ($.session.messages(), tool output left out, long tool inputs cut by the module): more than a
-# command hook's payload, still bounded.
-STEP_PAYLOAD_BYTES = 16 << 20
-
-
-def _payload(limit: int | None = None) -> dict[str, Any]:
-    """The hook payload on stdin, bounded in size and time (see gitledger.hooks); a payload that
-    is not a JSON object is an error naming why."""
-    from ..hooks import MAX_PAYLOAD_BYTES, read_payload
-
-    return read_payload(strict=True, limit=limit or MAX_PAYLOAD_BYTES)
-
-
-def _transcript_and_payload(
-    transcript: Path | None, *, inline: bool
-) -> tuple[Path | None, dict[str, Any]]:
-    """``--transcript``, else the hook payload on stdin and the transcript it names.
-
-    A path given by hand must exist. With ``inline`` (the step judge) the payload may carry the
-    step itself ("step" or "messages") instead, and a payload's transcript may not exist yet:
-    Claude Code writes it asynchronously, and the judge then sees no step rather than failing.
-    """
-    from ..errors import InvalidInput
-
-    if transcript is not None:
-        if not _is_file(transcript):
-            raise InvalidInput(f"No transcript at {transcript}. Check the path.")
-        return transcript, {}
-    payload = _payload(STEP_PAYLOAD_BYTES if inline else None)
-    given = payload.get("transcript_path")
-    if not given:
-        if inline and ("step" in payload or "messages" in payload):
-            return None, payload
-        raise InvalidInput(
-            f"{'Nothing to judge' if inline else 'No transcript'}: pass --transcript PATH, or a "
-            'hook payload with "transcript_path" on stdin.'
-        )
-    from ..hooks import transcript_file
-
-    try:
-        path = transcript_file(given)
-    except InvalidInput:
-        # The step judge may run before Claude Code has written the transcript: a missing one
-        # is no step. Anything else that is there but no regular file is refused.
-        if not inline or not isinstance(given, str) or os.path.lexists(given):
-            raise
-        path = Path(given)
-    return path, payload
-
-
-def _is_file(path: Path) -> bool:
-    """Path.is_file, but a name too long for the file system (ENAMETOOLONG) is no file either."""
-    try:
-        return path.is_file()
-    except (OSError, ValueError):
-        return False
-
-
-def _ledger_path(ctx: click.Context) -> Path | None:
-    """The ledger in use, if one exists; the step judge never creates one."""
-    from .. import paths
-
-    explicit = (ctx.find_root().obj or {}).get("ledger_path")
-    if explicit:
-        return Path(explicit)
-    from ..errors import UnsafeLedger
-
-    try:
-        location = paths.discover()
-    except UnsafeLedger:  # refused by the commands that write; the judge reads defaults
-        return None
-    return location.path if location is not None else None
 
 
 def _hook_ledger(ctx: click.Context, cwd: object) -> Ledger:
@@ -98,13 +20,6 @@ def _hook_ledger(ctx: click.Context, cwd: object) -> Ledger:
 
     obj = ctx.find_root().obj or {}
     return hook_ledger(obj.get("ledger_path"), cwd, actor=obj.get("actor"))
-
-
-def _config(ctx: click.Context) -> JudgeConfig:
-    from ..judge.state import config_at, load_config
-
-    path = _ledger_path(ctx)
-    return config_at(path) if path is not None else load_config(None)
 
 
 @click.group("judge")
@@ -174,97 +89,31 @@ def step_cmd(
     and steps right after a compaction are not judged (SAME). Costs no model call unless --model
     is given.
     """
+    from . import fast
+
+    obj = ctx.find_root().obj or {}
+    options: dict[str, Any] = {
+        "transcript": transcript,
+        "floor": floor,
+        "model": model,
+        "window": window,
+        "checkpoint": checkpoint,
+        "session": session,
+        "hook": hook,
+        "with_prompt": with_prompt,
+        "as_json": as_json,
+        "ledger_path": obj.get("ledger_path"),
+        "actor": obj.get("actor"),
+    }
+    # The body is gitledger.cli.fast's, which a hook's `judge step` runs without click.
     if hook:
         from ..hooks import never_fail
 
-        with never_fail("judge step", "judged SAME"):
-            _step(ctx, transcript, floor, model, window, checkpoint, session, with_prompt, as_json)
+        with never_fail("judge step", "judged SAME"), errors(as_json):
+            fast.step(**options)
         return
-    _step(ctx, transcript, floor, model, window, checkpoint, session, with_prompt, as_json)
-
-
-def _step(
-    ctx: click.Context,
-    transcript: Path | None,
-    floor: float | None,
-    model: str | None,
-    window: int | None,
-    checkpoint: bool,
-    session: str | None,
-    with_prompt: bool,
-    as_json: bool,
-) -> None:
-    import dataclasses
-
-    from ..errors import InvalidInput
-    from ..judge.contexts import context_from_messages, step_context
-    from ..judge.shapes import SAME, Verdict
-    from ..judge.step import gate, judge_step
-
     with errors(as_json):
-        transcript, payload = _transcript_and_payload(transcript, inline=True)
-        step = payload.get("step")
-        if step is not None and not isinstance(step, dict):
-            raise InvalidInput('The payload\'s "step" must be an object {"text", "calls"}.')
-        context: StepContext | None
-        if "messages" in payload:
-            context = context_from_messages({**payload, **({"window": window} if window else {})})
-        else:
-            context = step_context(transcript, step=step, window=window)
-        # Most steps are skipped for reasons no setting changes (no text, first of a turn, …):
-        # those never open the ledger, which is most of a hook's cost.
-        early = gate(context, floor=0) if context is not None else None
-        if context is None:
-            verdict = Verdict(
-                SAME, "the transcript has no assistant step", "no-step", False, by="gate"
-            )
-        elif early is not None:
-            verdict = early
-        else:
-            config = _config(ctx)
-            if not config.enabled:
-                verdict = Verdict(
-                    SAME, "the judge is disabled (enabled=false)", "off", False, by="gate"
-                )
-            else:
-                if config.window and not window and "messages" not in payload:
-                    context = dataclasses.replace(context, window=config.window)
-                judge_model = None
-                name = model or config.model
-                if name:
-                    from ..judge.model import ModelJudge
-
-                    judge_model = ModelJudge(name)
-                verdict = judge_step(
-                    context, floor=config.floor if floor is None else floor, model=judge_model
-                )
-        saved = None
-        if checkpoint and verdict.is_next and context is not None:
-            from ..judge.hook import checkpoint as take_checkpoint
-            from ..judge.state import judge_ref
-
-            who = session or payload.get("session_id") or (transcript.stem if transcript else None)
-            if not who or transcript is None:
-                raise InvalidInput(
-                    "--checkpoint needs the session and its transcript: a hook payload with "
-                    "session_id and transcript_path, or --session and --transcript."
-                )
-            judge_ref(str(who))
-            saved = take_checkpoint(
-                _hook_ledger(ctx, payload.get("cwd")), str(who), transcript, context.step
-            )
-    asked: dict[str, Any] = {}
-    if with_prompt and context is not None and verdict.unsure and verdict.decision == SAME:
-        from ..judge.model import SYSTEM, judge_prompt
-
-        asked = {"system": SYSTEM, "prompt": judge_prompt(context)}
-    if as_json:
-        print_json({**verdict.to_dict(), **({"checkpoint": saved} if checkpoint else {}), **asked})
-    else:
-        tag = verdict.decision if verdict.judged else f"{verdict.decision} (not judged)"
-        click.echo(f"{tag}: {verdict.reason}")
-        if saved:
-            click.echo(f"Checkpoint: fuse snapshot {saved[:12]} (trigger boundary)")
+        fast.step(**options)
 
 
 VERDICT_EXAMPLE = (
@@ -370,9 +219,10 @@ def _turn(
     from ..hooks import text_field
     from ..judge.hook import judge_turn
     from ..judge.turn import TurnVerdict
+    from .fast import transcript_and_payload
 
     with errors(as_json):
-        transcript, payload = _transcript_and_payload(transcript, inline=False)
+        transcript, payload = transcript_and_payload(transcript, inline=False)
         assert transcript is not None  # inline=False: a transcript or an error
         session = session or text_field(payload, "session_id") or transcript.stem
         verdict = None

@@ -1,0 +1,341 @@
+"""``gitledger judge step`` without click: the command a hook runs after every step of an agent.
+
+Importing click and the click application costs a ``judge step`` process more than reading and
+judging the step (docs/JUDGE.md, "Time"), so ``gitledger.cli.main`` hands the arguments here
+first. ``run_fast`` parses the forms a hook and a person type — the global ``--ledger``,
+``--actor``, ``--agent`` before or after the command, ``judge step`` and its options as
+``--name VALUE`` or ``--name=VALUE`` — and returns None for anything else (``--help``, an
+unknown option, a value click would refuse), which click then parses and answers as always.
+The step itself is ``step``, which the click command ``judge step`` calls too: one body, one
+output, whichever parser ran.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..judge.shapes import StepContext
+    from ..ledger import Ledger
+
+# A function hook hands the step judge the whole conversation since the last compaction
+# ($.session.messages(), tool output left out, long tool inputs cut by the module): more than a
+# command hook's payload, still bounded.
+STEP_PAYLOAD_BYTES = 16 << 20
+
+_GLOBALS = {"--ledger": "ledger_path", "--actor": "actor", "--agent": "agent"}
+_VALUES = {
+    "--transcript": "transcript",
+    "--floor": "floor",
+    "--model": "model",
+    "--window": "window",
+    "--session": "session",
+}
+_FLAGS = {
+    "--checkpoint": "checkpoint",
+    "--hook": "hook",
+    "--prompt": "with_prompt",
+    "--json": "as_json",
+}
+_DECIMAL = re.compile(r"\d+(?:\.\d*)?|\.\d+")
+
+
+class _Fallback(Exception):
+    """The arguments are not a form the fast parser takes: click parses them."""
+
+
+def _option(args: list[str], index: int, names: dict[str, str]) -> tuple[str, str, int] | None:
+    """``(name, value, next index)`` for ``--name VALUE`` / ``--name=VALUE`` at ``index``."""
+    arg = args[index]
+    name, sep, value = arg.partition("=")
+    if name not in names:
+        return None
+    if not sep:
+        if index + 1 >= len(args):
+            raise _Fallback
+        value = args[index + 1]
+        index += 1
+    if not value or value.startswith("-"):
+        raise _Fallback  # click's own answer (a missing or odd value) is the one to give
+    return names[name], value, index + 1
+
+
+def parse_step(args: list[str]) -> dict[str, Any] | None:
+    """The options of ``[globals] judge step [options]``, or None when click must parse it."""
+    found: dict[str, Any] = {"ledger_path": None, "actor": None, "agent": None}
+    try:
+        index = 0
+        while index < len(args) and args[index].startswith("--"):
+            got = _option(args, index, _GLOBALS)
+            if got is None:
+                return None
+            found[got[0]], index = got[1], got[2]
+        if args[index : index + 2] != ["judge", "step"]:
+            return None
+        index += 2
+        while index < len(args):
+            arg = args[index]
+            if arg in _FLAGS:
+                found[_FLAGS[arg]] = True
+                index += 1
+                continue
+            got = _option(args, index, {**_VALUES, **_GLOBALS})
+            if got is None:
+                return None
+            found[got[0]], index = got[1], got[2]
+    except _Fallback:
+        return None
+    return _checked(found)
+
+
+def _checked(found: dict[str, Any]) -> dict[str, Any] | None:
+    """The values converted as click converts them; None where click would refuse one."""
+    floor = found.get("floor")
+    if floor is not None:
+        if not _DECIMAL.fullmatch(floor) or not 0 <= float(floor) <= 100:
+            return None
+        found["floor"] = float(floor)
+    window = found.get("window")
+    if window is not None:
+        if not window.isascii() or not window.isdigit() or int(window) < 1000:
+            return None
+        found["window"] = int(window)
+    transcript = found.get("transcript")
+    if transcript is not None:
+        if os.path.isdir(transcript):
+            return None  # click.Path(dir_okay=False) says so
+        found["transcript"] = Path(transcript)
+    for key, env in (("ledger_path", "GITLEDGER_DIR"), ("actor", "GITLEDGER_ACTOR")):
+        if found.get(key) is None:
+            found[key] = os.environ.get(env) or None
+    ledger = found.get("ledger_path")
+    if ledger is not None and os.path.isfile(ledger):
+        return None  # click.Path(file_okay=False) says so
+    for flag in _FLAGS.values():
+        found.setdefault(flag, False)
+    for value in _VALUES.values():
+        found.setdefault(value, None)
+    return found
+
+
+def run_fast(args: list[str]) -> int | None:
+    """Run ``judge step`` when the arguments are a form parsed here: its exit code, else None."""
+    if len(args) < 2 or "judge" not in args[:7] or "step" not in args[:8]:
+        return None
+    options = parse_step(args)
+    if options is None:
+        return None
+    from ..errors import LedgerError
+
+    as_json = bool(options["as_json"])
+    opts = {k: v for k, v in options.items() if k != "agent"}
+    if options["hook"]:
+        from ..hooks import never_fail
+
+        with never_fail("judge step", "judged SAME"):
+            try:
+                step(**opts)
+            except LedgerError as exc:
+                raise _Worded(exc) from exc
+        return 0
+    try:
+        step(**opts)
+    except LedgerError as exc:
+        if as_json:
+            text = json.dumps(exc.to_dict("cli"), ensure_ascii=False)
+        else:
+            text = f"Error: {exc.worded('cli')}"
+        sys.stderr.write(text + "\n")
+        sys.stderr.flush()
+        return exc.exit_code
+    return 0
+
+
+class _Worded(Exception):
+    """A LedgerError as a hook reports it: worded for the CLI, as click's error is."""
+
+    def __init__(self, error: Any) -> None:
+        self.message = error.worded("cli")
+        super().__init__(self.message)
+
+
+def _payload(limit: int | None = None) -> dict[str, Any]:
+    """The hook payload on stdin, bounded in size and time (see gitledger.hooks); a payload that
+    is not a JSON object is an error naming why."""
+    from ..hooks import MAX_PAYLOAD_BYTES, read_payload
+
+    return read_payload(strict=True, limit=limit or MAX_PAYLOAD_BYTES)
+
+
+def is_file(path: Path) -> bool:
+    """Path.is_file, but a name too long for the file system (ENAMETOOLONG) is no file either."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def transcript_and_payload(
+    transcript: Path | None, *, inline: bool
+) -> tuple[Path | None, dict[str, Any]]:
+    """``--transcript``, else the hook payload on stdin and the transcript it names.
+
+    A path given by hand must exist. With ``inline`` (the step judge) the payload may carry the
+    step itself ("step" or "messages") instead, and a payload's transcript may not exist yet:
+    Claude Code writes it asynchronously, and the judge then sees no step rather than failing.
+    """
+    from ..errors import InvalidInput
+
+    if transcript is not None:
+        if not is_file(transcript):
+            raise InvalidInput(f"No transcript at {transcript}. Check the path.")
+        return transcript, {}
+    payload = _payload(STEP_PAYLOAD_BYTES if inline else None)
+    given = payload.get("transcript_path")
+    if not given:
+        if inline and ("step" in payload or "messages" in payload):
+            return None, payload
+        raise InvalidInput(
+            f"{'Nothing to judge' if inline else 'No transcript'}: pass --transcript PATH, or a "
+            'hook payload with "transcript_path" on stdin.'
+        )
+    from ..hooks import transcript_file
+
+    try:
+        path = transcript_file(given)
+    except InvalidInput:
+        # The step judge may run before Claude Code has written the transcript: a missing one
+        # is no step. Anything else that is there but no regular file is refused.
+        if not inline or not isinstance(given, str) or os.path.lexists(given):
+            raise
+        path = Path(given)
+    return path, payload
+
+
+def find_ledger(explicit: str | None) -> Path | None:
+    """The ledger in use, if one exists; the step judge never creates one."""
+    if explicit:
+        return Path(explicit)
+    from .. import paths
+    from ..errors import UnsafeLedger
+
+    try:
+        location = paths.discover()
+    except UnsafeLedger:  # refused by the commands that write; the judge reads defaults
+        return None
+    return location.path if location is not None else None
+
+
+def _hook_ledger(explicit: str | None, cwd: object, actor: str | None) -> Ledger:
+    from ..hooks import hook_ledger
+
+    return hook_ledger(explicit, cwd, actor=actor)
+
+
+def step(
+    *,
+    transcript: Path | None,
+    floor: float | None,
+    model: str | None,
+    window: int | None,
+    checkpoint: bool,
+    session: str | None,
+    hook: bool,
+    with_prompt: bool,
+    as_json: bool,
+    ledger_path: str | None = None,
+    actor: str | None = None,
+) -> None:
+    """``gitledger judge step`` (see its help): judge the step, print the verdict. A
+    ``LedgerError`` is the caller's to report (``--hook`` only changes how)."""
+    from ..errors import InvalidInput
+    from ..judge.contexts import context_from_messages, step_context
+    from ..judge.shapes import SAME, Verdict
+    from ..judge.step import gate, judge_step
+
+    del hook  # the caller's: it decides how an error is reported
+    transcript, payload = transcript_and_payload(transcript, inline=True)
+    raw_step = payload.get("step")
+    if raw_step is not None and not isinstance(raw_step, dict):
+        raise InvalidInput('The payload\'s "step" must be an object {"text", "calls"}.')
+    context: StepContext | None
+    if "messages" in payload:
+        context = context_from_messages({**payload, **({"window": window} if window else {})})
+    else:
+        context = step_context(transcript, step=raw_step, window=window)
+    # Most steps are skipped for reasons no setting changes (no text, first of a turn, …):
+    # those never open the ledger, which is most of a hook's cost.
+    early = gate(context, floor=0) if context is not None else None
+    if context is None:
+        verdict = Verdict(SAME, "the transcript has no assistant step", "no-step", False, by="gate")
+    elif early is not None:
+        verdict = early
+    else:
+        from ..judge.state import config_at, load_config
+
+        where = find_ledger(ledger_path)
+        config = config_at(where) if where is not None else load_config(None)
+        if not config.enabled:
+            verdict = Verdict(
+                SAME, "the judge is disabled (enabled=false)", "off", False, by="gate"
+            )
+        else:
+            if config.window and not window and "messages" not in payload:
+                import dataclasses
+
+                context = dataclasses.replace(context, window=config.window)
+            judge_model = None
+            name = model or config.model
+            if name:
+                from ..judge.model import ModelJudge
+
+                judge_model = ModelJudge(name)
+            verdict = judge_step(
+                context, floor=config.floor if floor is None else floor, model=judge_model
+            )
+    saved = None
+    if checkpoint and verdict.is_next and context is not None:
+        from ..judge.hook import checkpoint as take_checkpoint
+        from ..judge.state import judge_ref
+
+        who = session or payload.get("session_id") or (transcript.stem if transcript else None)
+        if not who or transcript is None:
+            raise InvalidInput(
+                "--checkpoint needs the session and its transcript: a hook payload with "
+                "session_id and transcript_path, or --session and --transcript."
+            )
+        judge_ref(str(who))
+        saved = take_checkpoint(
+            _hook_ledger(ledger_path, payload.get("cwd"), actor), str(who), transcript, context.step
+        )
+    asked: dict[str, Any] = {}
+    if with_prompt and context is not None and verdict.unsure and verdict.decision == SAME:
+        from ..judge.model import SYSTEM, judge_prompt
+
+        asked = {"system": SYSTEM, "prompt": judge_prompt(context)}
+    out = sys.stdout
+    if as_json:
+        document = {**verdict.to_dict(), **({"checkpoint": saved} if checkpoint else {}), **asked}
+        out.write(json.dumps(document, ensure_ascii=False, indent=2, default=str) + "\n")
+    else:
+        tag = verdict.decision if verdict.judged else f"{verdict.decision} (not judged)"
+        out.write(f"{tag}: {verdict.reason}\n")
+        if saved:
+            out.write(f"Checkpoint: fuse snapshot {saved[:12]} (trigger boundary)\n")
+    out.flush()
+
+
+__all__ = [
+    "STEP_PAYLOAD_BYTES",
+    "find_ledger",
+    "is_file",
+    "parse_step",
+    "run_fast",
+    "step",
+    "transcript_and_payload",
+]

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from gitledger import fuse
 from gitledger.errors import InvalidInput, NotFound
 from gitledger.fuse import OpenItem, Snapshot, Spec, SubagentResult
+from gitledger.fuse.snapshot import KEEP_REQUESTS
 from gitledger.transcripts import synthetic
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "transcripts"
@@ -217,10 +218,55 @@ def test_open_items_from_task_tools(session: Session) -> None:
     ]
 
 
-def test_recent_requests_are_the_last_three(session: Session) -> None:
-    for text in ["one please", "two please", "three please", "four please"]:
+def test_the_persons_requests_are_kept_over_the_whole_session(session: Session) -> None:
+    texts = [f"request number {n}" for n in range(KEEP_REQUESTS + 2)]
+    for text in texts:
         session.user(text)
-    assert session.snapshot().recent_requests == ["two please", "three please", "four please"]
+    assert session.snapshot().recent_requests == texts[2:]
+
+
+def test_the_persons_words_are_cut_never_rewritten(session: Session) -> None:
+    # a terse note drops "the" and "is"; the person's words are quoted as they wrote them
+    session.user("Start the work on the importer.")
+    session.say("Which format first?")
+    session.user("I think the load is fine, but note the load and do not bring all of it in")
+    session.user("Go on with the next step please, " + "and keep going " * 30)
+    older = "I think the load is fine, but note the load and do not bring all of it in"
+    assert older in fuse.render(session.snapshot(), 2_000)
+    # the older of two requests is cut to its head when long (pasted, not typed)
+    session.user("Here is the log: " + "line of the log " * 60)
+    session.user("Fix it.")
+    text = fuse.render(session.snapshot(), 9_500)
+    assert "Here is the log: line of the log" in text and "line of the log " * 30 not in text
+
+
+def test_checks_are_commands_that_verify_not_reads_of_a_test_path(session: Session) -> None:
+    session.user("Look at the fixtures.")
+    session.call("Bash", {"command": "grep -n Read /home/dev/test-data/full.jsonl"}, "12: Read")
+    session.call("Bash", {"command": "bd close x-1 --reason='12 tests pass'"}, "Closed x-1")
+    session.call("Bash", {"command": "go test ./..."}, "ok  \tpkg\t0.1s\n4 passed")
+    assert session.snapshot().checks == ["go test ./... -> 4 passed"]
+
+
+def test_names_the_edits_brought_in_are_kept_per_file(session: Session) -> None:
+    session.user("Count the lines.")
+    old = "func countLines(b []byte) int {\n\treturn bytes.Count(b, nl)\n}"
+    new = old + "\n\nfunc countLinesStr(s string) int {\n\treturn strings.Count(s, nl)\n}"
+    session.call(
+        "Edit",
+        {"file_path": "/home/dev/app/pkg/common.go", "old_string": old, "new_string": new},
+    )
+    body = "package pkg\n\nfunc TestThreeLines(t *testing.T) {\n\tgot := countLinesStr(x)\n}"
+    session.call("Write", {"file_path": "/home/dev/app/pkg/common_test.go", "content": body})
+    snap = session.snapshot()
+    assert snap.edited_names == [
+        "pkg/common.go: countLinesStr",
+        "pkg/common_test.go: TestThreeLines",
+    ]
+    text = fuse.render(snap, 6_000)
+    assert "common_test.go: TestThreeLines" in text and "common.go: countLinesStr" in text
+    # carried to the next save, which reads only what came after a compaction
+    assert fuse.extract([], snap).edited_names == snap.edited_names
 
 
 def test_left_off_is_the_last_assistant_text_and_action(session: Session) -> None:
@@ -484,7 +530,8 @@ def assert_fenced(text: str) -> None:
     headings = {"GOAL:", "TASK:", "OPEN:", "SPEC", "RULES:", "DECIDED:", "FAILED:", "AGENTS:"}
     headings |= {"ASKED:", "AT:", "FILES:", "WAS:", "LINKED TASK:", "OPEN ITEMS:", "CONSTRAINTS:"}
     headings |= {"DECISIONS AND FINDINGS:", "PITFALLS:", "SUB-AGENT RESULTS:", "LEFT OFF:"}
-    headings |= {"RECENT REQUESTS (newest first):", "FILES EDITED:", "EARLIER GOALS:"}
+    headings |= {"THE PERSON'S REQUESTS (newest first):", "FILES EDITED:", "EARLIER GOALS:"}
+    headings |= {"NAMES THE EDITS BROUGHT IN (newest file first):", "NAMES:"}
     for line in lines[start + 1 : end]:
         assert line.startswith("- ") or any(line.startswith(h) for h in headings), line
         assert all(ch.isprintable() or ch == "\u200d" for ch in line), line  # emoji joiner

@@ -122,16 +122,17 @@ def _clauses(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def condense(text: str, limit: int) -> str:
+def condense(text: str, limit: int, *, terse: bool = True) -> str:
     """``text`` in at most ``limit`` UTF-8 bytes, keeping what says the most.
 
-    As is if it fits; else as a terse note (filler words and the first person left out); else its
+    As is if it fits; else as a terse note (filler words and the first person left out; not when
+    ``terse`` is false: the person's words are quoted as written, only cut); else its
     first clause, which says what the item is, plus as many of its other clauses as fit, those
     naming files, identifiers or numbers first, in their original order with "…" for a gap;
     a first clause that does not fit alone is cut at a word boundary."""
     if len(text.encode("utf-8")) <= limit:
         return text
-    dense = _dense(text)
+    dense = _dense(text) if terse else " ".join(text.split())
     if len(dense.encode("utf-8")) <= limit:
         return dense
     parts = _clauses(dense)

@@ -23,7 +23,6 @@ from .rules import (
     _BD_SHOW_RE,
     _BD_SYMBOL_STATUS,
     _BD_UPDATE_RE,
-    _CHECK_COMMAND_RE,
     _CLAIM_RE,
     _COMMIT_OUT_RE,
     _CONSTRAINT_RE,
@@ -46,6 +45,7 @@ from .rules import (
     _TRIVIAL_TOOL_ERRORS,
     CHECK_TAIL,
     MIN_OUTCOME,
+    NAMES_PER_FILE,
     _call_summary,
     _check_key,
     _command_head,
@@ -55,6 +55,8 @@ from .rules import (
     _pitfall_key,
     _relative,
     _split_specs,
+    edit_names,
+    is_check,
     request_text,
 )
 from .snapshot import (
@@ -64,6 +66,7 @@ from .snapshot import (
     KEEP_CONSTRAINTS,
     KEEP_DECISIONS,
     KEEP_FILES,
+    KEEP_NAMED_FILES,
     KEEP_OUTCOMES,
     KEEP_PITFALLS,
     KEEP_REQUESTS,
@@ -134,6 +137,10 @@ class Extractor:
             for r in (previous.subagent_results if previous else [])
         )
         self.files = _Recent(KEEP_FILES, previous.files_edited if previous else ())
+        self.names: OrderedDict[str, list[str]] = OrderedDict()
+        for entry in previous.edited_names if previous else ():
+            path, _, names = entry.rpartition(": ")
+            self.names[path] = names.split(", ")
         self.specs: OrderedDict[str, Spec] = OrderedDict(
             (s.ref, s) for s in (previous.specs if previous else [])
         )
@@ -264,7 +271,9 @@ class Extractor:
         elif name in _EDIT_TOOLS:
             path = data.get("file_path") or data.get("notebook_path") or data.get("path")
             if isinstance(path, str) and path:
-                self.files.add(_relative(path, self.cwd))
+                path = _relative(path, self.cwd)
+                self.files.add(path)
+                self._names(path, edit_names(data))
         elif name in _TODO_TOOLS:
             # the agent's whole todo list, replaced each time: (list key, item text key)
             list_key, text_key = _TODO_TOOLS[name]
@@ -306,6 +315,15 @@ class Extractor:
             task = data.get("id") or data.get("task_id")
             if isinstance(task, str):
                 self.task_id = task
+
+    def _names(self, path: str, names: list[str]) -> None:
+        """The names a file's edits brought in, newest last, the file moved to the end."""
+        if not names:
+            return
+        known = [n for n in self.names.pop(path, []) if n not in names]
+        self.names[path] = [*known, *names][-NAMES_PER_FILE:]
+        while len(self.names) > KEEP_NAMED_FILES:
+            self.names.popitem(last=False)
 
     def _tool_result(self, event: Event) -> None:
         call = self.pending_calls.pop(event.tool_use_id or "", None)
@@ -425,7 +443,7 @@ class Extractor:
         if "commit" in first:  # git commit, or a script that commits, prints "[branch sha] …"
             for branch, sha, subject in _COMMIT_OUT_RE.findall(output[:4_000]):
                 self.checks.add(f"Committed {sha} on {branch}: {clean(subject)[:200]}", key=sha)
-        if not _CHECK_COMMAND_RE.search(first):
+        if not is_check(first):
             return
         # a runner prints its counts at the end: its last lines are enough
         tail = _TAG_RE.sub(" ", output[-CHECK_TAIL:])
@@ -538,6 +556,7 @@ class Extractor:
         snap.plan = self.plan if _norm(self.plan) != _norm(self.left_off) else ""
         snap.last_action = self.last_action
         snap.files_edited = self.files.values()
+        snap.edited_names = [f"{path}: {', '.join(names)}" for path, names in self.names.items()]
         snap.specs = list(self.specs.values())
         snap.task_id = self.task_id
         snap.compactions = self.compactions_before + self.compactions

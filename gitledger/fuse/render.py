@@ -41,6 +41,7 @@ class _Section:
     inline: bool = False  # items joined on the heading line (files; every section when small)
     paths: bool = False  # items are file paths: shortened from the left
     first: bool = True  # its first item gets a slot in the first, breadth-first pass
+    verbatim: bool = False  # the person's words: cut, never rewritten as a terse note
 
 
 SMALL_BUDGET = 2_000
@@ -92,6 +93,20 @@ def _agent_item(result: SubagentResult) -> str:
     return f"{text} (asked: {agent})" if agent else text
 
 
+def _named_items(entries: list[str]) -> list[str]:
+    """Each file's names as an item, the newest file first: the file's name (its path is in
+    FILES), then its names not already listed for a newer file (a module every file declares)."""
+    seen: set[str] = set()
+    out = []
+    for entry in reversed(entries):
+        path, _, listed = entry.rpartition(": ")
+        names = [n for n in listed.split(", ") if n and n not in seen]
+        seen.update(names)
+        if names:
+            out.append(f"{clean(path.rsplit('/', 1)[-1])}: {clean(', '.join(names))}")
+    return out
+
+
 def _shown_elsewhere(request: str, snap: Snapshot) -> bool:
     """A request that is the goal, or whose every sentence is a kept constraint, says nothing new."""
     if _norm(request) == _norm(snap.goal):
@@ -99,6 +114,21 @@ def _shown_elsewhere(request: str, snap: Snapshot) -> bool:
     kept = {_norm(c) for c in snap.constraints}
     sentences = [_norm(clean(x)) for x in _sentences(request)]
     return bool(sentences) and all(x in kept for x in sentences)
+
+
+OLDER_REQUEST_BYTES = 300  # an older request longer than this is pasted material: its head
+
+
+def _requests(snap: Snapshot) -> list[str]:
+    """The person's requests, newest first, in their words: the newest whole, each older one in
+    at most OLDER_REQUEST_BYTES (what the person typed is short; what is longer was pasted)."""
+    out = []
+    for age, request in enumerate(reversed(snap.recent_requests)):
+        if _shown_elsewhere(request, snap):
+            continue
+        item = _item(request)
+        out.append(item if age == 0 else condense(item, OLDER_REQUEST_BYTES, terse=False))
+    return out
 
 
 _LABEL_RE = re.compile(r"^(\[\w+\] |rule: |plan: |last action: )")
@@ -180,6 +210,7 @@ def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_
             [_item(a) for a in reversed(snap.answers)],
             3,
             "answers",
+            verbatim=True,
         ),
         _Section(
             "constraints",
@@ -188,6 +219,7 @@ def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_
             [_item(c) for c in reversed(snap.constraints)],
             4,
             "constraints",
+            verbatim=True,
         ),
         _Section(
             "outcomes",
@@ -225,13 +257,24 @@ def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_
         _Section("subagents", "SUB-AGENT RESULTS:", "AGENTS:", agents, 2, "agent results"),
         _Section(
             "requests",
-            "RECENT REQUESTS (newest first):",
+            "THE PERSON'S REQUESTS (newest first):",
             "ASKED:",
-            [_item(r) for r in reversed(snap.recent_requests) if not _shown_elsewhere(r, snap)],
+            _requests(snap),
             1,
             "requests",
+            verbatim=True,
         ),
         _Section("left_off", "LEFT OFF:", "AT:", left, 1, "left-off"),
+        _Section(
+            "names",
+            "NAMES THE EDITS BROUGHT IN (newest file first):",
+            "NAMES:",
+            _named_items(snap.edited_names)[:5],
+            0,
+            "named files",
+            verbatim=True,
+            first=False,
+        ),
         _Section(
             "files",
             "FILES EDITED:",
@@ -424,6 +467,7 @@ class _Packer:
         if self.small:
             for section in self.sections:
                 section.inline = True
+                section.verbatim = False  # a small budget holds more as terse notes
         self.header = header or _header(snap, self.small, trigger, bool(known))
         self.fence = "fuse-data"
         self.goal = clean(snap.goal) or "(no request recorded yet)"
@@ -452,7 +496,7 @@ class _Packer:
         if self.sections[si].paths:  # at first the file's name, under a small budget
             name = len(item.rsplit("/", 1)[-1].encode()) + 4
             return min(full, max(name, 20) if self.small else self.min_item)
-        dense = _dense(item)
+        dense = " ".join(item.split()) if self.sections[si].verbatim else _dense(item)
         parts = _clauses(dense)
         if not parts:
             return full
@@ -472,7 +516,10 @@ class _Packer:
         if key not in self._short:
             section = self.sections[si]
             text = section.items[ii]
-            shown = shorten_path(text, n) if section.paths else condense(text, n)
+            if section.paths:
+                shown = shorten_path(text, n)
+            else:
+                shown = condense(text, n, terse=not section.verbatim)
             self._short[key] = defang(shown)
         return self._short[key]
 

@@ -161,6 +161,18 @@ _COMMIT_OUT_RE = re.compile(
 )
 
 
+_QUOTED_RE = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"|\$\(cat <<.*", re.S)
+
+
+def is_check(command: str) -> bool:
+    """Whether a shell command verifies the work: a check word (``pytest``, ``go test``,
+    ``npm run lint``) as a word of the command itself, not inside a path or a quoted argument
+    (``grep -n X tests/app.py`` reads a file)."""
+    unquoted = _QUOTED_RE.sub(" ", command)
+    words = [w for w in unquoted.split() if "/" not in w and "=" not in w]
+    return bool(_CHECK_COMMAND_RE.search(" ".join(words)))
+
+
 def _check_key(command: str) -> str:
     """The same check run again (other flags, another path) replaces its older result."""
     words = [w for w in command.split() if not w.startswith(("-", "2>", ">", "&", "|"))]
@@ -295,6 +307,51 @@ def _split_specs(ref: str, text: str) -> list[tuple[str, str]]:
     return out
 
 
+# A name a reader cannot guess: CamelCase inside (``indexEntries``, ``ParseHTTP``) or joined by
+# underscores (``max_retries``, ``TestX_Y``), six characters at least.
+_IDENT_RE = re.compile(r"(?<![\w$.-])[A-Za-z_][A-Za-z0-9_]{5,}(?![\w$])")
+_COMPOUND_RE = re.compile(r"[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-9]")
+# A declaration in most languages: what a new file defines (its other names are only used).
+_DECLARATION_RE = re.compile(
+    r"\b(?:func|def|defp|class|function|fn|type|interface|struct|enum|trait|const|let|var|"
+    r"defmodule|module)\s+(?:\([^)]{0,80}\)\s*)?([A-Za-z_][A-Za-z0-9_]*)"
+)
+NAMES_PER_FILE = 8
+
+
+def _compound(word: str) -> bool:
+    return bool(_COMPOUND_RE.search(word)) and not word.isupper()
+
+
+def edit_names(data: dict[str, Any]) -> list[str]:
+    """The names an edit brings in, in their order: those its new text declares, then the
+    compound names (``indexEntries``, ``max_retries``) its new text has and its old text has
+    not; of a new file (``Write``) only what it declares."""
+    new_parts: list[str] = []
+    old_parts: list[str] = []
+    edits = data.get("edits")
+    for edit in edits if isinstance(edits, list) else [data]:
+        if not isinstance(edit, dict):
+            continue
+        for key in ("new_string", "content", "new_source", "new_str", "file_text"):
+            if isinstance(edit.get(key), str):
+                new_parts.append(edit[key])
+        for key in ("old_string", "old_str"):
+            if isinstance(edit.get(key), str):
+                old_parts.append(edit[key])
+    new, old = "\n".join(new_parts), "\n".join(old_parts)
+    if not new:
+        return []
+    before = set(_IDENT_RE.findall(old))
+    declared = [n for n in _DECLARATION_RE.findall(new) if len(n) >= 6 and n not in before]
+    used = [] if "content" in data and not old else _IDENT_RE.findall(new)
+    out: list[str] = []
+    for name in [*declared, *(n for n in used if _compound(n) and n not in before)]:
+        if name not in out:
+            out.append(name)
+    return out[:NAMES_PER_FILE]
+
+
 def _relative(path: str, cwd: str | None) -> str:
     if cwd and path.startswith(cwd.rstrip("/") + "/"):
         return path[len(cwd.rstrip("/")) + 1 :]
@@ -317,5 +374,8 @@ def _goal_from_summary(text: str) -> str:
 
 __all__ = [
     "MIN_OUTCOME",
+    "NAMES_PER_FILE",
+    "edit_names",
+    "is_check",
     "request_text",
 ]

@@ -18,12 +18,13 @@ KEEP_CONSTRAINTS = 20
 KEEP_DECISIONS = 20
 KEEP_PITFALLS = 10
 KEEP_SUBAGENTS = 8
-KEEP_REQUESTS = 3
+KEEP_REQUESTS = 40
 KEEP_OUTCOMES = 6  # the assistant's end-of-turn reports, newest last
 KEEP_CHECKS = 8  # verification runs with their counts, and commits made
 KEEP_ANSWERS = 10  # the person's answers to the agent's questions and to its plans
 OUTCOME_CHARS = 2_000  # an end-of-turn report is often a list of what was done and found
 KEEP_FILES = 60
+KEEP_NAMED_FILES = 20  # files with the names their edits brought in (functions, tests, fields)
 KEEP_SPECS = 4
 ITEM_CHARS = 1_200  # one stored item at most
 MAX_CONSTRAINT_SOURCE = 2_500  # longer user messages are pasted material, not constraints
@@ -79,6 +80,8 @@ class Snapshot:
     plan: str = ""  # the latest list of steps the assistant wrote (the plan it was following)
     last_action: str = ""
     files_edited: list[str] = field(default_factory=list)
+    # per file edited, newest last: "path: name, name" (the names its edits declared or added)
+    edited_names: list[str] = field(default_factory=list)
     specs: list[Spec] = field(default_factory=list)
     task_id: str | None = None  # the linked ledger task (fuse link, or a task the session claimed)
     task_state: list[str] = field(default_factory=list)  # its required state at save time
@@ -119,6 +122,7 @@ __all__ = [
     "KEEP_CONSTRAINTS",
     "KEEP_DECISIONS",
     "KEEP_FILES",
+    "KEEP_NAMED_FILES",
     "KEEP_OUTCOMES",
     "KEEP_PITFALLS",
     "KEEP_REQUESTS",

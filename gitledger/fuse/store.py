@@ -119,6 +119,7 @@ _STR_LISTS = (
     "answers",
     "checks",
     "files_edited",
+    "edited_names",
     "task_state",
 )
 

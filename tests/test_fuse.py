@@ -884,3 +884,23 @@ def test_a_labelled_decision_is_kept() -> None:
     ]
     snap = extract(events, session="s")
     assert any("batch the inserts" in d for d in snap.decisions), snap.decisions
+
+
+def test_older_files_are_listed_by_name_and_a_name_the_file_says_is_not(session: Session) -> None:
+    session.user("Split the module.")
+    for n in range(8):
+        session.call(
+            "Write", {"file_path": f"/home/dev/app/src/deep/dir/mod_{n}.ex", "content": ""}
+        )
+    session.call(
+        "Write",
+        {
+            "file_path": "/home/dev/app/lib/transcript_panel.ex",
+            "content": "defmodule App.TranscriptPanel do\n  def render_rows(x), do: x\nend",
+        },
+    )
+    snap = session.snapshot()
+    assert snap.edited_names == ["lib/transcript_panel.ex: render_rows"]
+    files = fuse.render(snap, 6_000).split("FILES EDITED: ", 1)[1].splitlines()[0]
+    assert files.startswith("lib/transcript_panel.ex, src/deep/dir/mod_7.ex")
+    assert files.endswith(", mod_1.ex, mod_0.ex")

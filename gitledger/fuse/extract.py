@@ -318,6 +318,9 @@ class Extractor:
 
     def _names(self, path: str, names: list[str]) -> None:
         """The names a file's edits brought in, newest last, the file moved to the end."""
+        # a name the file's own name says (TranscriptComponents in transcript_components.ex)
+        stem = _norm(path.rsplit("/", 1)[-1].split(".", 1)[0]).replace(" ", "")
+        names = [n for n in names if _norm(n).replace(" ", "") != stem]
         if not names:
             return
         known = [n for n in self.names.pop(path, []) if n not in names]

@@ -93,6 +93,20 @@ def _agent_item(result: SubagentResult) -> str:
     return f"{text} (asked: {agent})" if agent else text
 
 
+FULL_PATHS = 5  # the newest files edited by path; older ones by name
+
+
+def _files(files: list[str]) -> list[str]:
+    """The files edited, newest first: the newest FULL_PATHS by path, older ones by their name
+    (once each), which is what a reader looks for in a long session's list."""
+    out: list[str] = []
+    for age, path in enumerate(reversed(files)):
+        item = clean(path) if age < FULL_PATHS else clean(path.rsplit("/", 1)[-1])
+        if item and item not in out:
+            out.append(item)
+    return out
+
+
 def _named_items(entries: list[str]) -> list[str]:
     """Each file's names as an item, the newest file first: the file's name (its path is in
     FILES), then its names not already listed for a newer file (a module every file declares)."""
@@ -279,7 +293,7 @@ def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_
             "files",
             "FILES EDITED:",
             "FILES:",
-            [clean(f) for f in reversed(snap.files_edited)],
+            _files(snap.files_edited),
             6,
             "files",
             inline=True,

@@ -314,7 +314,8 @@ _COMPOUND_RE = re.compile(r"[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-9]")
 # A declaration in most languages: what a new file defines (its other names are only used).
 _DECLARATION_RE = re.compile(
     r"\b(?:func|def|defp|class|function|fn|type|interface|struct|enum|trait|const|let|var|"
-    r"defmodule|module)\s+(?:\([^)]{0,80}\)\s*)?([A-Za-z_][A-Za-z0-9_]*)"
+    r"defmodule|module)\s+(?:\([^)]{0,80}\)\s*)?(?:[A-Za-z_][A-Za-z0-9_]*\.)*"
+    r"([A-Za-z_][A-Za-z0-9_]*)"
 )
 NAMES_PER_FILE = 8
 

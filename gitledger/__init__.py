@@ -12,10 +12,10 @@ The public API is what ``__all__`` lists. Names are imported on first use (PEP 5
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import errors as _errors  # no dependencies: cheap to import eagerly
+from .lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -38,18 +38,7 @@ _EXPORTS.update({name: "gitledger.errors" for name in _errors.__all__})
 __all__ = sorted([*_EXPORTS, "__version__"])
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'gitledger' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
-
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
 if TYPE_CHECKING:  # for type checkers: the names above, statically
     from .changes import Change  # noqa: F401

@@ -20,7 +20,7 @@ PACKAGE = Path(gitledger.__file__).resolve().parent
 
 LAYERS: list[set[str]] = [
     # foundations: no state, no storage
-    {"errors", "edits", "text", "redact", "refs", "paths", "tokens", "settings"},
+    {"errors", "edits", "text", "redact", "refs", "paths", "tokens", "settings", "lazy"},
     {"transcripts", "agents"},
     {"gitstore"},  # the only pygit2 importer
     {"model", "merge"},  # records and their format; the three-way merge
@@ -197,8 +197,8 @@ def test_each_module_says_what_it_exports(name: str) -> None:
     assert len(set(exported)) == len(exported)
 
 
-def _type_checking_names() -> set[str]:
-    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+def _type_checking_names(init: Path) -> set[str]:
+    tree = ast.parse(init.read_text(encoding="utf-8"))
     names: set[str] = set()
     for node in tree.body:
         if isinstance(node, ast.If) and _type_checking(node):
@@ -208,7 +208,13 @@ def _type_checking_names() -> set[str]:
     return names
 
 
-def test_lazy_exports_equal_the_type_checking_names() -> None:
-    assert _type_checking_names() == set(gitledger.__all__) - {"__version__"}
-    for name in gitledger.__all__:
-        assert getattr(gitledger, name) is not None
+@pytest.mark.parametrize("package", ["gitledger", "gitledger.judge"])
+def test_lazy_exports_equal_the_type_checking_names(package: str) -> None:
+    module = importlib.import_module(package)
+    init = Path(module.__file__ or "")
+    assert _type_checking_names(init) == set(module.__all__) - {"__version__"}
+    assert dir(module) == list(module.__all__)
+    for name in module.__all__:
+        assert getattr(module, name) is not None
+    with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'nothing'"):
+        module.nothing  # noqa: B018

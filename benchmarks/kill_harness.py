@@ -835,50 +835,16 @@ LEDGER_REFS = "refs/gitledger/"
 STAGING_REFS = "refs/gitledger-staging/"
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @contextlib.contextmanager
 def git_daemon(base: Path) -> Any:
-    """A ``git daemon`` on loopback serving ``base`` (push enabled); yields its port."""
-    import socket
+    """A ``git daemon`` on loopback serving ``base`` (push enabled); yields its port. The one
+    loopback server of the tests (``tests/gitdaemon.py``)."""
+    if str(ROOT / "tests") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tests"))
+    from gitdaemon import served
 
-    base.mkdir(parents=True, exist_ok=True)
-    for _ in range(5):
-        port = _free_port()
-        proc = subprocess.Popen(
-            ["git", "daemon", "--reuseaddr", f"--base-path={base}", "--export-all"]
-            + ["--enable=receive-pack", "--listen=127.0.0.1", f"--port={port}", str(base)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + 10
-        up = False
-        while time.monotonic() < deadline and proc.poll() is None and not up:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    up = True
-            except OSError:
-                time.sleep(0.05)
-        if up:
-            try:
-                yield port
-            finally:
-                if proc.poll() is None:
-                    # The daemon forks a child per connection in its own process group.
-                    os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
-            return
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
-    raise RuntimeError("git daemon did not start")
+    with served(base) as daemon:
+        yield daemon.port
 
 
 def git_refs(git_dir: Path, prefix: str = LEDGER_REFS) -> dict[str, str]:

@@ -27,8 +27,6 @@ import os
 import random
 import re
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,41 +39,11 @@ from gitledger import gitstore, sync
 from gitledger.ledger import Ledger
 from gitledger.transfer import import_tasks
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from gitdaemon import start_daemon  # noqa: E402 - the tests' loopback server, one copy
+
 PLAIN_SPEC = "refs/gitledger/*:refs/gitledger/*"
 GIT = shutil.which("git") or "git"  # the plain-git twin's git, kept when --no-git hides it
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_daemon(base: Path) -> tuple[subprocess.Popen[bytes], int]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            GIT,
-            "daemon",
-            "--reuseaddr",
-            f"--base-path={base}",
-            "--export-all",
-            "--enable=receive-pack",
-            "--listen=127.0.0.1",
-            f"--port={port}",
-            str(base),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    for _ in range(200):
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return proc, port
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("git daemon did not start")
 
 
 def bare(path: Path) -> None:
@@ -140,7 +108,8 @@ def main() -> None:
     os.environ.setdefault("GIT_AUTHOR_EMAIL", "bench@example.com")
     served = work / "served"
     served.mkdir()
-    proc, port = start_daemon(served)
+    daemon = start_daemon(served)
+    port = daemon.port
     if args.no_git:
         (work / "no-git-bin").mkdir()
         os.environ["PATH"] = str(work / "no-git-bin")
@@ -236,8 +205,7 @@ def main() -> None:
         med = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
         figures["round_median"] = med
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+        daemon.stop()
         shutil.rmtree(work, ignore_errors=True)
 
     def row(name: str, ours: dict[str, Any], plain: dict[str, Any]) -> str:

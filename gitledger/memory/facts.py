@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import CorruptRecord, InvalidInput
-from ..model import FieldCheck, check_text, record_from_dict
+from ..model import FieldCheck, check_text, new_id, record_from_dict
 from ..text import one_line
 
 if TYPE_CHECKING:
@@ -141,6 +141,36 @@ class Hit:
         }
 
 
+def new_fact(
+    kind: str,
+    text: str,
+    *,
+    tags: list[str],
+    importance: int,
+    now: float,
+    actor: str,
+    task: str | None = None,
+    session: str | None = None,
+    commit: str | None = None,
+) -> Fact:
+    """The first version of a fact remembered at ``now``, with a new id and its fingerprint."""
+    return Fact(
+        id=new_id(),
+        version=1,
+        kind=kind,  # type: ignore[arg-type] # checked by Fact itself
+        text=text,
+        tags=tags,
+        importance=importance,
+        source_task=task,
+        source_session=session,
+        source_commit=commit,
+        created_at=iso(now),
+        last_used_at=iso(now),
+        fingerprint=fingerprint(kind, text),
+        actor=actor,
+    )
+
+
 def encode_fact(fact: Fact) -> bytes:
     return (json.dumps(fact.to_json_dict(), sort_keys=True, ensure_ascii=False) + "\n").encode()
 
@@ -254,6 +284,7 @@ __all__ = [
     "from_row",
     "iso",
     "merge_facts",
+    "new_fact",
     "read_fact",
     "short",
     "strength",

@@ -8,18 +8,17 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInput, LedgerError
 from ..gitstore import BulkWriter, refs_stamp
-from ..model import check_text, new_id
+from ..model import check_text
 from ..redact import redact
 from ..refs import MEMORY_DIR, MEMORY_PREFIX
 from .facts import (
     FACT_KINDS,
-    FORMAT_LINE,
     MAX_FACT_BYTES,
     Fact,
     clean_tags,
-    encode_fact,
+    fact_files,
     fingerprint,
-    iso,
+    new_fact,
     short,
 )
 
@@ -76,24 +75,8 @@ def import_facts(
                     duplicates += 1
                     continue
                 seen.add(fp)
-                fact = Fact(
-                    id=new_id(),
-                    version=1,
-                    kind=kind,  # type: ignore[arg-type]
-                    text=text,
-                    tags=tags,
-                    importance=importance,
-                    created_at=iso(now),
-                    last_used_at=iso(now),
-                    fingerprint=fp,
-                    actor=name,
-                )
-                tree = writer.tree(
-                    {
-                        "FORMAT": writer.blob(FORMAT_LINE.encode()),
-                        "fact.json": writer.blob(encode_fact(fact)),
-                    }
-                )
+                fact = new_fact(kind, text, tags=tags, importance=importance, now=now, actor=name)
+                tree = writer.tree({k: writer.blob(v) for k, v in fact_files(fact).items()})
                 commit = writer.commit(
                     tree, [], (name, email), when, f"remember {kind}: {short(text)}\n"
                 )

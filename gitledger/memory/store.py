@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import AmbiguousId, FactNotFound, InvalidInput, LedgerError
 from ..gitstore import RefMoved, refs_stamp
-from ..model import check_text, new_id
+from ..model import check_text
 from ..redact import redact
 from ..refs import MEMORY_DIR, MEMORY_PREFIX
 from . import config as _config
@@ -34,6 +34,7 @@ from .facts import (
     fingerprint,
     from_row,
     iso,
+    new_fact,
     short,
 )
 from .recall import MemoryIndex, rank
@@ -242,20 +243,16 @@ class Memory:
                 )
                 self._write(merged, tip, f"remember again: {short(text)}\n", actor)
                 return merged, False
-            fact = Fact(
-                id=new_id(),
-                version=1,
-                kind=kind,  # type: ignore[arg-type]
-                text=text,
+            fact = new_fact(
+                kind,
+                text,
                 tags=tags_clean,
                 importance=importance,
-                source_task=task_id,
-                source_session=session,
-                source_commit=commit,
-                created_at=iso(now),
-                last_used_at=iso(now),
-                fingerprint=fp,
+                now=now,
                 actor=name,
+                task=task_id,
+                session=session,
+                commit=commit,
             )
             self._write(fact, None, f"remember {kind}: {short(text)}\n", actor)
             self.evict(actor, keep={fact.id})

@@ -63,6 +63,15 @@ def _lines(path: Path, stats: ReadStats) -> Iterator[tuple[int, bytes, bool]]:
         handle.close()
 
 
+def decode_text(raw: bytes, stats: ReadStats) -> str:
+    """``raw`` as UTF-8; bytes that are not become U+FFFD, and ``stats`` counts the line."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        stats.non_utf8_lines += 1
+        return raw.decode("utf-8", errors="replace")
+
+
 def records(path: Path, stats: ReadStats) -> Iterator[tuple[int, dict[str, Any]]]:
     """Every JSON object in a JSONL file with its line number; bad lines counted in ``stats``."""
     for number, raw, complete in _lines(path, stats):
@@ -71,12 +80,7 @@ def records(path: Path, stats: ReadStats) -> Iterator[tuple[int, dict[str, Any]]
         if not stripped:
             continue
         try:
-            text = stripped.decode("utf-8")
-        except UnicodeDecodeError:
-            stats.non_utf8_lines += 1
-            text = stripped.decode("utf-8", errors="replace")
-        try:
-            value = json.loads(text)
+            value = json.loads(decode_text(stripped, stats))
         except (ValueError, RecursionError):
             if not complete:
                 stats.cut_last_line = True

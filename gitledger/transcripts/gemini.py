@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ._lines import decode_text
 from .events import Event, ReadStats, ToolCall, Usage, clip, clip_input
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -69,11 +70,7 @@ def read(path: Path, stats: ReadStats) -> Iterator[Event]:
         stats.missing = True
         return
     stats.lines = raw.count(b"\n") + 1
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        stats.non_utf8_lines += 1
-        text = raw.decode("utf-8", errors="replace")
+    text = decode_text(raw, stats)
     try:
         document = json.loads(text)
     except ValueError:

@@ -161,6 +161,35 @@ class ClaudeSession:
         return runs
 
 
+def gitledger(session: ClaudeSession, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run gitledger as the session's hooks do: the shim on its PATH, its HOME and ledger."""
+    shim = gitledger_shim(session.bin)
+    return subprocess.run(
+        [str(shim), *args],
+        cwd=session.project,
+        env=session.env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def install_plugin(session: ClaudeSession, *, shim: bool = True) -> None:
+    """Install hooks/claude-code as a user does (``claude plugin marketplace add``, then
+    ``claude plugin install``); with ``shim``, the real gitledger is on the session's PATH for
+    the plugin's hooks to find (without, the test puts its own ``gitledger`` there)."""
+    if shim:
+        gitledger_shim(session.bin)
+    for args in (
+        ("plugin", "marketplace", "add", str(PLUGIN_DIR)),
+        ("plugin", "install", "gitledger@gitledger"),
+    ):
+        done = session.cli(*args, timeout=60)
+        assert done.returncode == 0, f"claude {' '.join(args)}: {done.stdout}{done.stderr}"
+    listed = session.cli("plugin", "list", timeout=60)
+    assert "gitledger@gitledger" in listed.stdout
+
+
 def missing(probes: Iterable[str], text: str) -> list[str]:
     """The probes that do not occur in text (case-insensitive)."""
     low = text.lower()

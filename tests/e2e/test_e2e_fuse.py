@@ -20,7 +20,7 @@ from pathlib import Path
 import e2e_fixtures
 import pytest
 import scenario
-from claude_harness import PLUGIN_DIR, ClaudeSession, gitledger_shim, missing
+from claude_harness import ClaudeSession, gitledger, install_plugin, missing
 from standin import Reply, Request, text, tool_use
 
 pytestmark = pytest.mark.e2e
@@ -29,29 +29,6 @@ pytestmark = pytest.mark.e2e
 claude_bin = e2e_fixtures.claude_bin
 standin = e2e_fixtures.standin
 session = e2e_fixtures.session
-
-
-def gitledger(session: ClaudeSession, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run gitledger as the session's hooks do (same PATH, HOME and ledger)."""
-    shim = gitledger_shim(session.bin)
-    return subprocess.run(
-        [str(shim), *args],
-        cwd=session.project,
-        env=session.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-def install_plugin(session: ClaudeSession) -> None:
-    gitledger_shim(session.bin)
-    for args in (
-        ("plugin", "marketplace", "add", str(PLUGIN_DIR)),
-        ("plugin", "install", "gitledger@gitledger"),
-    ):
-        done = session.cli(*args, timeout=60)
-        assert done.returncode == 0, done.stdout + done.stderr
 
 
 def first_request_after_compaction(session: ClaudeSession) -> Request:

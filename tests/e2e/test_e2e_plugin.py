@@ -14,7 +14,7 @@ from pathlib import Path
 
 import e2e_fixtures
 import pytest
-from claude_harness import PLUGIN_DIR, ClaudeSession
+from claude_harness import PLUGIN_DIR, ClaudeSession, install_plugin
 from standin import Reply, text
 
 pytestmark = pytest.mark.e2e
@@ -23,17 +23,6 @@ pytestmark = pytest.mark.e2e
 claude_bin = e2e_fixtures.claude_bin
 standin = e2e_fixtures.standin
 session = e2e_fixtures.session
-
-
-def install_plugin(session: ClaudeSession) -> None:
-    for args in (
-        ("plugin", "marketplace", "add", str(PLUGIN_DIR)),
-        ("plugin", "install", "gitledger@gitledger"),
-    ):
-        done = session.cli(*args, timeout=60)
-        assert done.returncode == 0, f"claude {' '.join(args)}: {done.stdout}{done.stderr}"
-    listed = session.cli("plugin", "list", timeout=60)
-    assert "gitledger@gitledger" in listed.stdout
 
 
 def test_plugin_manifest_validates(session: ClaudeSession) -> None:
@@ -65,7 +54,7 @@ def recording_gitledger(session: ClaudeSession) -> Path:
 def test_installed_plugin_wires_each_event_to_its_gitledger_command(
     session: ClaudeSession,
 ) -> None:
-    install_plugin(session)
+    install_plugin(session, shim=False)
     log = recording_gitledger(session)
     session.standin.script(Reply([text("Hello.")]))
     session.run("Say hello")
@@ -95,7 +84,7 @@ def test_installed_plugin_wires_each_event_to_its_gitledger_command(
 
 def test_a_failing_gitledger_never_blocks_compaction(session: ClaudeSession) -> None:
     """Exit 2 from a PreCompact hook blocks the compaction; the plugin reports it as 1."""
-    install_plugin(session)
+    install_plugin(session, shim=False)
     broken = session.bin / "gitledger"
     broken.write_text("#!/bin/sh\ncat >/dev/null\necho 'Error: No such command.' >&2\nexit 2\n")
     broken.chmod(0o755)

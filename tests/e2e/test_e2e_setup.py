@@ -16,25 +16,13 @@ from pathlib import Path
 import e2e_fixtures
 import pytest
 import scenario
-from claude_harness import ClaudeSession, gitledger_shim, missing
+from claude_harness import ClaudeSession, gitledger, missing
 from standin import Reply, StandIn, text
 
 pytestmark = pytest.mark.e2e
 
 claude_bin = e2e_fixtures.claude_bin
 standin = e2e_fixtures.standin
-
-
-def gitledger(session: ClaudeSession, *args: str) -> subprocess.CompletedProcess[str]:
-    shim = gitledger_shim(session.bin)
-    return subprocess.run(
-        [str(shim), *args],
-        cwd=session.project,
-        env=session.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def machine(claude_bin: Path, standin: StandIn, root: Path) -> ClaudeSession:
@@ -47,6 +35,22 @@ def machine(claude_bin: Path, standin: StandIn, root: Path) -> ClaudeSession:
     subprocess.run(["git", "init", "-q", str(session.project)], check=True)
     assert gitledger(session, "init").returncode == 0
     return session
+
+
+@pytest.fixture
+def pair(
+    claude_bin: Path, standin: StandIn, tmp_path: Path
+) -> tuple[ClaudeSession, ClaudeSession, Path]:
+    """Machines A and B (two HOMEs, two ledgers) sharing one bare origin, each set up once with
+    ``gitledger setup --sync ORIGIN --write``; and the origin."""
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    a = machine(claude_bin, standin, tmp_path / "a")
+    b = machine(claude_bin, standin, tmp_path / "b")
+    for side in (a, b):
+        done = gitledger(side, "setup", "--sync", str(origin), "--write")
+        assert done.returncode == 0, done.stdout + done.stderr
+    return a, b, origin
 
 
 def test_setup_write_alone_primes_every_session_and_keeps_facts_across_compaction(
@@ -76,15 +80,9 @@ def test_setup_write_alone_primes_every_session_and_keeps_facts_across_compactio
 
 
 def test_a_task_from_machine_a_reaches_a_fresh_session_on_machine_b(
-    claude_bin: Path, standin: StandIn, tmp_path: Path
+    pair: tuple[ClaudeSession, ClaudeSession, Path],
 ) -> None:
-    origin = tmp_path / "origin.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
-    a = machine(claude_bin, standin, tmp_path / "a")
-    b = machine(claude_bin, standin, tmp_path / "b")
-    for side in (a, b):
-        done = gitledger(side, "setup", "--sync", str(origin), "--write")
-        assert done.returncode == 0, done.stdout + done.stderr
+    a, b, origin = pair
     goal = "Ship the CSV export for invoices"
     assert gitledger(a, "task", "create", goal).returncode == 0
     a.standin.script(Reply([text("Noted.")]))
@@ -97,18 +95,12 @@ def test_a_task_from_machine_a_reaches_a_fresh_session_on_machine_b(
 
 
 def test_a_session_on_a_compacts_and_stops_and_b_resumes_its_task_line(
-    claude_bin: Path, standin: StandIn, tmp_path: Path
+    pair: tuple[ClaudeSession, ClaudeSession, Path],
 ) -> None:
     """Issue 20's handoff: on A a session works on a claimed task, compacts (the PreCompact hook
     saves and pushes) and stops; a fresh session on B, after the same one-time setup and no other
     command, gets that task line in its first model request (prime --hook, source startup)."""
-    origin = tmp_path / "origin.git"
-    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
-    a = machine(claude_bin, standin, tmp_path / "a")
-    b = machine(claude_bin, standin, tmp_path / "b")
-    for side in (a, b):
-        done = gitledger(side, "setup", "--sync", str(origin), "--write")
-        assert done.returncode == 0, done.stdout + done.stderr
+    a, b, origin = pair
     created = gitledger(a, "task", "create", "Billing: CSV export for invoices", "--json")
     task_id = json.loads(created.stdout)["id"]
     claimed = gitledger(a, "task", "claim", task_id, "--push", str(origin))

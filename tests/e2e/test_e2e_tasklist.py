@@ -12,7 +12,7 @@ import subprocess
 
 import e2e_fixtures
 import pytest
-from claude_harness import ClaudeSession, gitledger_shim
+from claude_harness import ClaudeSession, gitledger, gitledger_shim
 from standin import Reply, text, tool_use
 
 pytestmark = pytest.mark.e2e
@@ -22,14 +22,6 @@ standin = e2e_fixtures.standin
 session = e2e_fixtures.session
 
 LOAD = tool_use("ToolSearch", {"query": "select:TaskCreate,TaskUpdate", "max_results": 2})
-
-
-def gitledger(session: ClaudeSession, *args: str) -> subprocess.CompletedProcess[str]:
-    shim = gitledger_shim(session.bin)
-    return subprocess.run(
-        [str(shim), *args], cwd=session.project, env=session.env,
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
 
 
 def tasks(session: ClaudeSession) -> list[dict[str, object]]:

@@ -10,9 +10,10 @@ unknown option — goes to click, so the command behaves and answers alike eithe
 
 from __future__ import annotations
 
-import importlib
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_exports
 
 if TYPE_CHECKING:  # for type checkers: the click application's names, statically
     from .app import (  # noqa: F401
@@ -42,12 +43,7 @@ _APP_NAMES = (
 )
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _APP_NAMES:
-        raise AttributeError(f"module 'gitledger.cli' has no attribute {name!r}")
-    value = getattr(importlib.import_module("gitledger.cli.app"), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(globals(), dict.fromkeys(_APP_NAMES, "gitledger.cli.app"))
 
 
 def main() -> None:

@@ -16,7 +16,11 @@ the change through (``Fix`` pieces of the message), which each interface words i
   ``done-needs-children``, ``done-needs-evidence``); evidence logged before the criteria changed,
   or copied from another task, does not count;
 - no self-dependency, no dependency or parent cycle, and parents and dependencies must exist
-  (``no-self-parent``, ``no-parent-cycle``, ``no-self-dependency``, ``no-dependency-cycle``).
+  (``no-self-parent``, ``no-parent-cycle``, ``no-self-dependency``, ``no-dependency-cycle``);
+- reassigning a task someone else holds (``owner`` changed while another person or another
+  agent has a live claim on it) needs a decision in the same update, as taking a live claim does
+  (``reassign-needs-decision``); a free or merely assigned task, a lapsed claim and the writer's
+  own claim need none.
 """
 
 from __future__ import annotations
@@ -77,6 +81,25 @@ def check_update(
         current.status != "done" or any(name in DONE_FIELDS for name in changed)
     ):
         check_done(new, lookup, children)
+
+
+def check_reassign(
+    current: Task, new_owner: str | None, state: str, mine: bool, decided: bool
+) -> None:
+    """The reassign gate: ``state`` is the claim's (``ledger.claim_state``: free, assigned, live,
+    lapsed), ``mine`` whether the writer holds it, ``decided`` whether the update adds a
+    decision."""
+    if new_owner == current.owner or mine or decided or state != "live":
+        return
+    held = f"{current.owner} (agent {current.agent})" if current.agent else current.owner
+    raise GateRefused(
+        f"{held} holds a live claim on task {current.id[:MIN_SHORT_ID]}; reassigning it to "
+        f"{new_owner or 'nobody'} needs a decision saying why: add ",
+        Fix("decisions"),
+        " to the same update (or let its holder release it).",
+        rule="reassign-needs-decision",
+        field="owner",
+    )
 
 
 def check_done(task: Task, lookup: Lookup, children: Children) -> None:
@@ -203,5 +226,6 @@ __all__ = [
     "check_dependency",
     "check_done",
     "check_parent",
+    "check_reassign",
     "check_update",
 ]

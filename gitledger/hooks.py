@@ -13,7 +13,8 @@ breaks the agent's session, so every hook command goes through this module:
   anything but a regular file (``/dev/zero``, a FIFO, a directory, a symlink loop: each of those
   either never returns or has no transcript to read). Checking happens before any lock is taken.
 - ``hook_ledger()`` is the ledger a hook writes to: ``--ledger`` if given, else the project of
-  the payload's ``cwd``, else the per-user ledger.
+  the payload's ``cwd``, else the per-user ledger. Its writes name the agent: ``--agent`` /
+  ``GITLEDGER_AGENT`` if the person pinned one, else the payload's ``session_id``.
 - ``never_fail()`` wraps a hook's body: any exception becomes one line on stderr and exit 0, and
   so does a stdout that is closed or full (``emit()``): the agent goes on whatever happens.
 - ``session_start_output()`` and ``hook_output()`` build the JSON an agent reads back.
@@ -48,6 +49,7 @@ __all__ = [
     "emit",
     "enter_project",
     "guard_std_fds",
+    "hook_agent",
     "hook_ledger",
     "hook_output",
     "never_fail",
@@ -205,19 +207,41 @@ def transcript_file(value: object) -> Path:
 # --- the ledger a hook writes to ----------------------------------------------------------------
 
 
-def hook_ledger(explicit: str | Path | None, cwd: object, *, actor: str | None = None) -> Ledger:
+def hook_agent(agent: str | None, session: object) -> str | None:
+    """The agent a hook writes as: ``agent`` (``--agent`` / GITLEDGER_AGENT, pinned by the person)
+    if given, else the payload's ``session_id``: the session is the agent, so a claim or a write
+    a hook makes names it (and a write renews the lease of a claim the session holds)."""
+    if agent:
+        return agent
+    if isinstance(session, str):
+        found = text_field({"session_id": session}, "session_id", limit=256)
+        if found and found.strip():
+            return " ".join(found.split())
+    return None
+
+
+def hook_ledger(
+    explicit: str | Path | None,
+    cwd: object,
+    *,
+    actor: str | None = None,
+    agent: str | None = None,
+    session: object = None,
+) -> Ledger:
     """``explicit`` (``--ledger`` / GITLEDGER_DIR) if given, else the ledger of the payload's
-    ``cwd`` (the project the agent runs in), else the per-user ledger."""
+    ``cwd`` (the project the agent runs in), else the per-user ledger; its writes name the agent
+    ``hook_agent(agent, session)``."""
     from .ledger import Ledger
 
+    agent = hook_agent(agent, session)
     if explicit:
-        return Ledger.open(Path(explicit), actor=actor, create=True)
+        return Ledger.open(Path(explicit), actor=actor, agent=agent, create=True)
     folder: Path | None = None
     if isinstance(cwd, str) and cwd and "\x00" not in cwd:
         with contextlib.suppress(OSError, ValueError):
             if Path(cwd).is_dir():
                 folder = Path(cwd)
-    return Ledger.open_for_hook(folder, actor=actor)
+    return Ledger.open_for_hook(folder, actor=actor, agent=agent)
 
 
 # --- never failing the agent --------------------------------------------------------------------

@@ -66,8 +66,9 @@ from .refs import TASKS_DIR, TASKS_PREFIX
 if TYPE_CHECKING:
     from .gitstore import GitStore
 
-# 2: rollback journal instead of WAL; 3: records zlib-compressed; 4: (id, tip) covering index
-SCHEMA_VERSION = 4
+# 2: rollback journal instead of WAL; 3: records zlib-compressed; 4: (id, tip) covering index;
+# 5: held_at (a claim's last write by its holder), so the ready queue finds lapsed claims
+SCHEMA_VERSION = 5
 INDEX_FILE = "gitledger-index.sqlite"
 _T = TypeVar("_T")
 # How long after a ref directory changed its fingerprint cannot be trusted: a second change within
@@ -107,6 +108,7 @@ CREATE TABLE IF NOT EXISTS tasks(
     updated_at TEXT NOT NULL,
     goal TEXT NOT NULL,
     waiting INTEGER NOT NULL DEFAULT 0,
+    held_at TEXT,
     record BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS tasks_tip ON tasks(id, tip);
@@ -116,6 +118,7 @@ CREATE INDEX IF NOT EXISTS tasks_parent ON tasks(parent, created_at, id);
 CREATE INDEX IF NOT EXISTS tasks_owner ON tasks(owner);
 CREATE INDEX IF NOT EXISTS tasks_ready ON tasks(priority, created_at, id)
     WHERE status = 'open' AND blocked_by_text = 0 AND waiting = 0;
+CREATE INDEX IF NOT EXISTS tasks_held ON tasks(held_at) WHERE status = 'active';
 CREATE TABLE IF NOT EXISTS deps(
     task_id TEXT NOT NULL, dep_id TEXT NOT NULL, PRIMARY KEY(task_id, dep_id)
 ) WITHOUT ROWID;
@@ -430,8 +433,8 @@ class Index:
         start = (conn.execute("SELECT max(rowid) FROM tasks").fetchone()[0] or 0) + 1
         conn.executemany(
             "INSERT INTO tasks(rowid, id, tip, version, status, priority, owner, parent, "
-            "blocked_by_text, created_at, updated_at, goal, waiting, record) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+            "blocked_by_text, created_at, updated_at, goal, waiting, held_at, record) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
             [
                 (
                     start + n,
@@ -446,6 +449,7 @@ class Index:
                     t.created_at,
                     t.updated_at,
                     t.goal,
+                    t.held_at,
                     zlib.compress(raw, 6),
                 )
                 for n, (task_id, tip, t, raw) in enumerate(rows)
@@ -633,18 +637,36 @@ class Index:
 
         return self._guarded(run)
 
-    def ready(self, limit: int | None) -> list[Task]:
+    def ready(self, limit: int | None, *, lapsed_before: str | None = None) -> list[Task]:
+        """Open tasks with nothing in the way, and with ``lapsed_before`` (a ``held_at`` stamp)
+        active ones whose claim's last write by its holder is older: highest priority first."""
+        # a parent waits for its children (ledger.ready says the same without the index)
+        childless = (
+            "AND NOT EXISTS (SELECT 1 FROM tasks c WHERE c.parent = tasks.id "
+            "AND c.status NOT IN ('done', 'cancelled')) "
+        )
         sql = (
             "SELECT id, record FROM tasks INDEXED BY tasks_ready "
             "WHERE status = 'open' AND blocked_by_text = 0 AND waiting = 0 "
-            # a parent waits for its children (ledger.ready says the same without the index)
-            "AND NOT EXISTS (SELECT 1 FROM tasks c WHERE c.parent = tasks.id "
-            "AND c.status NOT IN ('done', 'cancelled')) "
-            "ORDER BY priority, created_at, id LIMIT ?"
+            f"{childless}ORDER BY priority, created_at, id LIMIT ?"
         )
-        return self._guarded(
-            lambda conn: self._decode(conn.execute(sql, (-1 if limit is None else limit,)))
+        # Lapsed claims are few (active tasks whose holder went quiet): found through tasks_held,
+        # then ordered with the open ones.
+        lapsed_sql = (
+            "SELECT id, record FROM tasks INDEXED BY tasks_held "
+            "WHERE status = 'active' AND held_at < ? AND blocked_by_text = 0 AND waiting = 0 "
+            f"{childless}ORDER BY priority, created_at, id LIMIT ?"
         )
+        lim = -1 if limit is None else limit
+
+        def run(conn: sqlite3.Connection) -> list[Task]:
+            found = self._decode(conn.execute(sql, (lim,)))
+            if lapsed_before is not None:
+                found += self._decode(conn.execute(lapsed_sql, (lapsed_before, lim)))
+                found.sort(key=lambda t: (t.priority, t.created_at, t.id))
+            return found if limit is None else found[:limit]
+
+        return self._guarded(run)
 
     def children(self, parent: str) -> list[Task]:
         sql = "SELECT id, record FROM tasks WHERE parent = ? ORDER BY created_at, id"

@@ -25,7 +25,7 @@ import time
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +47,7 @@ from .errors import (
     VersionConflict,
     VersionNotFound,
 )
-from .gates import check_update
+from .gates import check_reassign, check_update
 from .gitstore import GitStore, RefMoved, commit_exists, git_identity, refs_stamp
 from .model import (
     ENTRY_FIELDS,
@@ -553,18 +553,29 @@ class Ledger:
         return _page(found, limit, 0)
 
     def ready(self, limit: int | None = 10) -> list[Task]:
-        """Open tasks with no blocker whose every dependency is done and every child finished (a
-        parent is an epic: its children are the work): highest priority first."""
+        """Tasks to start: open ones with no blocker whose every dependency is done and every
+        child finished (a parent is an epic: its children are the work), and active ones whose
+        claim lapsed (its holder wrote nothing for ``claim_lease()``: ``claim_state`` says
+        ``lapsed``, and ``claim`` takes it over); highest priority first."""
+        lease = self.claim_lease()
+        now = time.time()
         idx = self.index()
         if idx is not None:
             limit = _bounds(limit)[0]
-            return idx.ready(limit)
+            cutoff = _iso(now - lease)
+            found = idx.ready(limit, lapsed_before=cutoff)
+            return [
+                t for t in found if t.status == "open" or claim_state(t, lease, now) == "lapsed"
+            ]
         every = {t.id: t for t in self.tasks()}
         parents = {t.parent for t in every.values() if t.parent and not t.finished}
         found = [
             t
             for t in every.values()
-            if t.status == "open"
+            if (
+                t.status == "open"
+                or (t.status == "active" and claim_state(t, lease, now) == "lapsed")
+            )
             and not t.blocker
             and t.id not in parents
             and all(d in every and every[d].status == "done" for d in t.dependencies)
@@ -849,7 +860,10 @@ class Ledger:
 
         ``agent`` is the writing agent (see ``agent_id``): a write by a claim's holder renews its
         lease. ``owner`` assigns the task to a person, which drops any agent's claim on it (use
-        ``claim``/``release`` to hand a claim over). ``_hold`` is for ``claim``/``release``.
+        ``claim``/``release`` to hand a claim over); reassigning a task another person or agent
+        holds a live claim on needs a decision in the same update (``gates.check_reassign``), and
+        a dropped claim is named in a note. ``_hold`` is for
+        ``claim``/``release``.
 
         The edits are spelled as the MCP tool ``task_update`` and the CLI spell them
         (``edits.py``); ``labels_add``, ``labels_remove``, ``dependencies_add`` and
@@ -896,7 +910,7 @@ class Ledger:
         for texts, kind in ((notes, "note"), (decisions, "decision"), (evidence, "evidence")):
             for text in texts:
                 check_text(text, kind)
-        if edit.empty:
+        if edit.empty and _hold is None:  # a claim of an active task changes the hold alone
             raise InvalidInput(
                 "Nothing to update: give at least one field, e.g. ",
                 Fix("status", "active"),
@@ -919,6 +933,7 @@ class Ledger:
         name, email = self.author(actor)
         writer = self.agent_id(agent)
         ref = task_ref(full)
+        lease = self.claim_lease() if owner is not None and _hold is None else 0.0
         with self.store.lock():
             for _ in range(_WRITE_ATTEMPTS):
                 tip = self._tip(full)
@@ -926,7 +941,10 @@ class Ledger:
                 if expect_version is not None and current.version != expect_version:
                     raise VersionConflict(full, expect_version, current.version)
                 at = now_iso()
-                new = self._apply(current, edit, at=at, actor=name)
+                step = edit
+                if owner is not None and _hold is None:
+                    step = self._reassign(current, edit, owner, name, writer, lease)
+                new = self._apply(current, step, at=at, actor=name)
                 new = _hold_claim(current, new, _hold, name, writer, at, owner is not None)
                 if current.conflicts:
                     # Setting a field a merge left in conflict resolves it: the conflict goes.
@@ -963,6 +981,25 @@ class Ledger:
                     continue  # a writer outside gitledger's lock moved it; read again
                 return new
         raise StorageError(f"Task {full} kept changing under this update; try again.")
+
+    @staticmethod
+    def _reassign(
+        current: Task, edit: _Edit, owner: str, name: str, writer: str, lease: float
+    ) -> _Edit:
+        """An assignment (``owner``) checked by the reassign gate; one that drops another
+        holder's claim says whose in a note, as a steal does."""
+        new_owner = owner.strip() or None
+        state = claim_state(current, lease)
+        mine = current.owner == name and current.agent in (None, writer)
+        check_reassign(current, new_owner, state, mine, bool(edit.decisions))
+        if new_owner == current.owner or state not in ("live", "lapsed") or mine:
+            return edit
+        how = "live" if state == "live" else "lapsed"
+        note = (
+            f"Reassigned to {new_owner or 'nobody'}, dropping the {how} claim of "
+            f"{holder_text(current)}."
+        )
+        return dataclasses.replace(edit, notes=(*edit.notes, note))
 
     def _apply(self, current: Task, edit: _Edit, *, at: str, actor: str) -> Task:
         changes: dict[str, Any] = {}
@@ -1393,6 +1430,12 @@ def format_duration(seconds: float) -> str:
 
 def _since(task: Task) -> str:
     return f" since {task.held_at[:16].replace('T', ' ')}" if task.held_at else ""
+
+
+def _iso(epoch: float) -> str:
+    """A time as ``held_at`` stamps are written (``model.now_iso``), so stamps compare as text."""
+    stamp = datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="milliseconds")
+    return stamp.replace("+00:00", "Z")
 
 
 def _epoch(stamp: str) -> float | None:

@@ -240,7 +240,12 @@ def _inbox(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
 
 def _ready(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
     led = srv.ledger()
-    return task_summaries(led, led.ready(a.get("limit", 10)))
+    tasks = led.ready(a.get("limit", 10))
+    out = task_summaries(led, tasks)
+    for row, task in zip(out["tasks"], tasks, strict=True):
+        if task.status == "active":  # in the ready queue: a claim that lapsed (Ledger.ready)
+            row.update(claim="lapsed", agent=task.agent, held_at=task.held_at)
+    return out
 
 
 def _search(srv: Server, a: dict[str, Any]) -> dict[str, Any]:
@@ -313,8 +318,9 @@ CORE_TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "task_update",
         "Write one new version with every change given (lists append). Gates: goal/criteria "
-        "change or cancel needs a decision; blocked needs a blocker; done needs criteria and "
-        "evidence. '' clears next, blocker, owner, parent.",
+        "change, cancel, or reassigning (owner) a task another agent holds needs a decision; "
+        "blocked needs a blocker; done needs criteria and evidence. '' clears next, blocker, "
+        "owner, parent.",
         {
             "id": _ID,
             "expect_version": _i("Fail with version_conflict unless the task is at this version"),
@@ -372,7 +378,8 @@ CORE_TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         "task_ready",
-        "Open tasks that can start now (no blocker, dependencies done), by priority.",
+        "Tasks that can start now, by priority: open with nothing in the way, or active with a "
+        "lapsed claim (claim: 'lapsed'; task_claim takes it over).",
         {"limit": _LIMIT},
         (),
         _ready,

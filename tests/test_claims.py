@@ -238,8 +238,9 @@ def test_claim_api_rules(ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("GITLEDGER_AGENT", "two")
     with pytest.raises(ClaimConflict):
         ledger.release(task.id)
-    # Assigning with --owner drops the agent's claim (it is a hand-over, not a claim).
-    assigned = ledger.update(task.id, owner="Other Person")
+    # Assigning with --owner drops the agent's claim (it is a hand-over, not a claim); another
+    # agent's hand-over of a live claim needs a decision.
+    assigned = ledger.update(task.id, owner="Other Person", decisions=["one is gone"])
     assert (assigned.owner, assigned.agent, assigned.held_at) == ("Other Person", None, None)
     # Released or unclaimed: release says so and writes nothing.
     free = ledger.create("free")
@@ -426,3 +427,189 @@ def test_a_new_session_on_the_other_machine_gets_the_task_line(
     missing = b.run("fuse", "restore", "--task", json.loads(
         b.ok("task", "create", "unlinked", "--json"))["id"], "--plain")  # fmt: skip
     assert missing.returncode != 0 and "No fuse snapshot is linked" in missing.stderr
+
+
+# --- hooks write as their session; reassigning; lapsed claims in the ready queue ----------------
+
+
+def _tasklist_call(session: str, n: int, subject: str, status: str | None = None) -> str:
+    """A Claude Code PostToolUse payload of TaskCreate (no status) or TaskUpdate (shape as in
+    tests/test_tasklist.py, captured from the real client)."""
+    if status is None:
+        tool, given, response = "TaskCreate", {"subject": subject}, {"task": {"id": str(n)}}
+    else:
+        tool, given = "TaskUpdate", {"taskId": str(n), "status": status}
+        response = {"success": True, "statusChange": {"from": "in_progress", "to": status}}
+    return json.dumps(
+        {"session_id": session, "hook_event_name": "PostToolUse", "tool_name": tool,
+         "tool_input": given, "tool_response": response}
+    )  # fmt: skip
+
+
+def test_a_hook_writes_as_its_session(ledger: Ledger) -> None:
+    from conftest import run_cli
+
+    from gitledger.hooks import hook_agent
+
+    session = "5e551011-aaaa-bbbb-cccc-000000000001"
+    for n, subject in ((1, "Write the parser"), (2, "Test the parser")):
+        out = run_cli("hook", "tasklist", input=_tasklist_call(session, n, subject))
+        assert out.returncode == 0 and out.stderr == "", out.stderr
+    subs = {t.goal: t for t in ledger.tasks()}
+    one, two = subs["Write the parser"], subs["Test the parser"]
+    for sub in (one, two):  # the session claims its items (as through the MCP server pinned to it)
+        claimed = json.loads(run_cli("--agent", session, "task", "claim", sub.id, "--json").stdout)
+        assert claimed["agent"] == session
+    held = {t.id: ledger.show(t.id).held_at for t in (one, two)}
+    time.sleep(0.05)
+    # The hook's write names the session as its agent: it is the holder, so its lease renews.
+    out = run_cli("hook", "tasklist", input=_tasklist_call(session, 1, "", "completed"))
+    assert out.returncode == 0, out.stderr
+    done = ledger.show(one.id)
+    assert done.status == "done" and done.agent == session
+    assert done.held_at is not None and done.held_at > str(held[one.id])
+    # An agent the person pinned (--agent / GITLEDGER_AGENT) wins over the session id: that
+    # writer is not the holder, and the lease stays as it was.
+    out = run_cli(
+        "hook", "tasklist", input=_tasklist_call(session, 2, "", "completed"),
+        env={"GITLEDGER_AGENT": "pinned-agent"},
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    other = ledger.show(two.id)
+    assert other.status == "done" and other.held_at == held[two.id]
+    assert hook_agent(None, session) == session and hook_agent("pinned", session) == "pinned"
+    assert hook_agent(None, {"not": "text"}) is None and hook_agent(None, "a\x00b") is None
+
+
+def test_reassigning_a_held_task_needs_a_decision(ledger: Ledger) -> None:
+    from conftest import run_cli
+
+    task = ledger.create("Held by agent one")
+    ledger.claim(task.id, agent="one")
+    # Another agent (or person) reassigning it: refused, nothing written, the fix named.
+    refused = run_cli("--agent", "two", "task", "update", task.id, "--owner", "Bob", "--json")
+    assert refused.returncode == 1, refused.stderr
+    error = json.loads(refused.stderr)
+    assert (error["error"], error["rule"], error["field"]) == (
+        "gate_refused", "reassign-needs-decision", "owner",
+    )  # fmt: skip
+    assert "--decision" in error["message"] and "agent one" in error["message"]
+    cleared = run_cli("--agent", "two", "task", "update", task.id, "--owner", "")
+    assert cleared.returncode == 1 and "needs a decision" in cleared.stderr
+    assert ledger.show(task.id).version == 2 and ledger.show(task.id).agent == "one"
+    with pytest.raises(GateRefused) as caught:
+        ledger.update(task.id, owner="Bob", agent="two")
+    assert caught.value.rule == "reassign-needs-decision"
+    # With a decision: Bob is assigned, agent one's claim is dropped and a note says whose.
+    moved = json.loads(run_cli(
+        "--agent", "two", "task", "update", task.id, "--owner", "Bob",
+        "--decision", "agent one crashed; Bob takes the parser", "--json",
+    ).stdout)  # fmt: skip
+    assert (moved["owner"], moved.get("agent"), moved.get("held_at")) == ("Bob", None, None)
+    assert "dropping the live claim of Test Person (agent one)" in moved["notes"][-1]["text"]
+    # Bob claims his assignment as any assignee does; then moving it on needs a decision again.
+    assert ledger.claim(task.id, actor="Bob", agent="bob-cli").agent == "bob-cli"
+    with pytest.raises(GateRefused, match="Bob \\(agent bob-cli\\) holds a live claim"):
+        ledger.update(task.id, owner="Carol")
+    # The holder hands its own claim over without one; a lapsed claim needs none either.
+    own = ledger.create("Mine to hand over")
+    ledger.claim(own.id, agent="one")
+    assert ledger.update(own.id, owner="Bob", agent="one").owner == "Bob"
+    quiet = ledger.create("Gone quiet")
+    ledger.claim(quiet.id, agent="one")
+    lapsed = run_cli(
+        "--agent", "two", "task", "update", quiet.id, "--owner", "Bob", "--json",
+        env={"GITLEDGER_CLAIM_LEASE": "0.01s"},
+    )  # fmt: skip
+    assert lapsed.returncode == 0, lapsed.stderr
+    assert "dropping the lapsed claim" in json.loads(lapsed.stdout)["notes"][-1]["text"]
+
+
+def test_reassigning_over_mcp_needs_a_decision(ledger: Ledger) -> None:
+    from mcp import Client, StdioServerParameters
+
+    task = ledger.create("Held by another server")
+    ledger.claim(task.id, agent="other-server")
+
+    async def go() -> tuple[Any, Any]:
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "gitledger", "mcp"], env=dict(os.environ)
+        )
+        async with Client(params, read_timeout_seconds=60) as client:
+            bare = await client.call_tool("task_update", {"id": task.id, "owner": "Bob"})
+            why = await client.call_tool(
+                "task_update",
+                {"id": task.id, "owner": "Bob", "decisions": ["other-server is gone"]},
+            )
+        return bare, why
+
+    bare, why = asyncio.run(go())
+    assert bare.is_error and bare.structured_content["rule"] == "reassign-needs-decision"
+    assert "decisions" in bare.structured_content["message"]
+    assert not why.is_error and why.structured_content["owner"] == "Bob"
+    assert ledger.show(task.id).agent is None
+
+
+@pytest.mark.parametrize("indexed", [True, False])
+def test_ready_offers_lapsed_claims(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch, indexed: bool
+) -> None:
+    from conftest import run_cli
+
+    if not indexed:
+        monkeypatch.setenv("GITLEDGER_NO_INDEX", "1")
+    waiting = ledger.create("Open and waiting", priority=2)
+    quiet = ledger.create("Claimed, then its agent went quiet", priority=1)
+    busy = ledger.create("Claimed and busy", priority=1)
+    epic = ledger.create("An epic with an open child", priority=0)
+    ledger.create("The epic's child", parent=epic.id, priority=3)
+    stuck = ledger.create("Claimed, quiet and blocked", priority=0)
+    for t in (quiet, busy, epic, stuck):
+        ledger.claim(t.id, agent="agent-one")
+    ledger.update(stuck.id, status="blocked", blocker="waits on ops", agent="agent-one")
+    assert [t.id for t in ledger.ready()] == [waiting.id, ledger.children(epic.id)[0].id]
+    time.sleep(1.2)
+    ledger.update(busy.id, notes=["still here"], agent="agent-one")  # renews busy's lease
+    lease = {"GITLEDGER_CLAIM_LEASE": "1s"}
+    monkeypatch.setenv("GITLEDGER_CLAIM_LEASE", "1s")
+    ready = [t.id for t in ledger.ready()]
+    assert ready == [quiet.id, waiting.id, ledger.children(epic.id)[0].id]
+    # The CLI marks it (a subprocess starts later: busy may have lapsed too by then, so only
+    # quiet and waiting are looked at).
+    listed = json.loads(run_cli("task", "ready", "--json", env=lease).stdout)
+    claims = {t["id"]: t["claim"] for t in listed}
+    assert (claims[quiet.id], claims[waiting.id]) == ("lapsed", "open")
+    lines = run_cli("task", "ready", env=lease).stdout.splitlines()
+    line = {ln.split()[0]: ln for ln in lines}
+    mark = "[claim lapsed: Test Person (agent agent-one)]"
+    assert mark in line[ledger.short_id(quiet.id)]
+    assert "[claim" not in line[ledger.short_id(waiting.id)]
+    assert len(ledger.ready(limit=1)) == 1 and ledger.ready(limit=1)[0].id == quiet.id
+    # It is offered to be taken: claim takes the lapsed claim over.
+    taken = json.loads(
+        run_cli("--agent", "two", "task", "claim", quiet.id, "--json", env=lease).stdout
+    )
+    assert taken["claim"] == "took over a lapsed claim"
+    assert quiet.id not in [t.id for t in ledger.ready()]
+
+
+def test_ready_over_mcp_marks_lapsed_claims(ledger: Ledger) -> None:
+    from mcp import Client, StdioServerParameters
+
+    quiet = ledger.create("Quiet claim")
+    ledger.claim(quiet.id, agent="gone")
+    time.sleep(1.1)
+
+    async def go() -> Any:
+        params = StdioServerParameters(
+            command=sys.executable,
+            args=["-m", "gitledger", "mcp"],
+            env={**os.environ, "GITLEDGER_CLAIM_LEASE": "1s"},
+        )
+        async with Client(params, read_timeout_seconds=60) as client:
+            return await client.call_tool("task_ready", {})
+
+    result = asyncio.run(go())
+    rows = result.structured_content["tasks"]
+    assert [(r["id"], r["claim"], r["agent"]) for r in rows] == [(quiet.id, "lapsed", "gone")]
+

@@ -231,10 +231,15 @@ def find_ledger(explicit: str | None) -> Path | None:
     return location.path if location is not None else None
 
 
-def _hook_ledger(explicit: str | None, cwd: object, actor: str | None) -> Ledger:
+def _hook_ledger(explicit: str | None, cwd: object, actor: str | None, session: object) -> Ledger:
+    """The hook's ledger; its writes name the session as the agent (unless GITLEDGER_AGENT pins
+    one)."""
+    import os
+
     from ..hooks import hook_ledger
 
-    return hook_ledger(explicit, cwd, actor=actor)
+    agent = os.environ.get("GITLEDGER_AGENT") or None
+    return hook_ledger(explicit, cwd, actor=actor, agent=agent, session=session)
 
 
 def step(
@@ -311,7 +316,10 @@ def step(
             )
         judge_ref(str(who))
         saved = take_checkpoint(
-            _hook_ledger(ledger_path, payload.get("cwd"), actor), str(who), transcript, context.step
+            _hook_ledger(ledger_path, payload.get("cwd"), actor, str(who)),
+            str(who),
+            transcript,
+            context.step,
         )
     asked: dict[str, Any] = {}
     if with_prompt and context is not None and verdict.unsure and verdict.decision == SAME:

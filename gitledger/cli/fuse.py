@@ -31,11 +31,14 @@ def _payload(use_stdin: bool, wait: float = 5.0) -> dict[str, Any]:
     return read_payload(wait=wait) if use_stdin else {}
 
 
-def _hook_ledger(ctx: click.Context, cwd: object) -> Ledger:
+def _hook_ledger(ctx: click.Context, cwd: object, session: object) -> Ledger:
+    """The hook's ledger; its writes name the session as the agent (unless --agent pins one)."""
     from ..hooks import hook_ledger
 
     obj = ctx.find_root().obj or {}
-    return hook_ledger(obj.get("ledger_path"), cwd, actor=actor_of(ctx))
+    return hook_ledger(
+        obj.get("ledger_path"), cwd, actor=actor_of(ctx), agent=obj.get("agent"), session=session
+    )
 
 
 def _hook_note(action: str, message: str) -> None:
@@ -154,7 +157,7 @@ def _save_hook(
         if not isinstance(given, str) or not given or os.path.lexists(given):
             raise
         path, missing = Path(given), True
-    ledger = _hook_ledger(ctx, payload.get("cwd"))
+    ledger = _hook_ledger(ctx, payload.get("cwd"), session)
     if missing and fuse.load(ledger, session) is None:
         _hook_note(
             "save", f"transcript {path} is missing and the session has no save; nothing saved"
@@ -216,7 +219,7 @@ def summary_cmd(
                 _hook_note("summary", "no session_id or compact_summary; nothing recorded")
                 return
             fuse.check_session(session)
-            ledger = _hook_ledger(ctx, payload.get("cwd"))
+            ledger = _hook_ledger(ctx, payload.get("cwd"), session)
             trigger = text_field(payload, "trigger", limit=40) or "auto"
             fuse.record_summary(ledger, session, summary, trigger=trigger, actor=actor_of(ctx))
         return
@@ -288,7 +291,7 @@ def restore_cmd(
                 _hook_note("restore", "no session_id in the hook payload; nothing restored")
                 return
             fuse.check_session(session)
-            ledger = _hook_ledger(ctx, payload.get("cwd"))
+            ledger = _hook_ledger(ctx, payload.get("cwd"), session)
             if fuse.load(ledger, session) is None:
                 return  # nothing saved for this session: nothing to say
             text, _ = fuse.restore_text(ledger, session, budget)

@@ -31,7 +31,13 @@ def tasklist_cmd(ctx: click.Context) -> None:
         if not payload:
             return
         obj = ctx.find_root().obj or {}
-        ledger = hook_ledger(obj.get("ledger_path"), payload.get("cwd"), actor=actor_of(ctx))
+        ledger = hook_ledger(
+            obj.get("ledger_path"),
+            payload.get("cwd"),
+            actor=actor_of(ctx),
+            agent=obj.get("agent"),
+            session=payload.get("session_id"),
+        )
         report = mirror(ledger, payload, actor=actor_of(ctx))
         for refusal in report.refused:
             click.echo(f"gitledger hook tasklist: {refusal}", err=True)

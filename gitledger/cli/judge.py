@@ -15,11 +15,14 @@ if TYPE_CHECKING:
     from ..ledger import Ledger
 
 
-def _hook_ledger(ctx: click.Context, cwd: object) -> Ledger:
+def _hook_ledger(ctx: click.Context, cwd: object, session: object) -> Ledger:
+    """The hook's ledger; its writes name the session as the agent (unless --agent pins one)."""
     from ..hooks import hook_ledger
 
     obj = ctx.find_root().obj or {}
-    return hook_ledger(obj.get("ledger_path"), cwd, actor=obj.get("actor"))
+    return hook_ledger(
+        obj.get("ledger_path"), cwd, actor=obj.get("actor"), agent=obj.get("agent"), session=session
+    )
 
 
 @click.group("judge")
@@ -237,7 +240,7 @@ def _turn(
         from ..judge.state import judge_ref
 
         judge_ref(str(session))  # a bad session id is refused before anything is opened
-        ledger = _hook_ledger(ctx, payload.get("cwd"))
+        ledger = _hook_ledger(ctx, payload.get("cwd"), str(session))
         decision = judge_turn(ledger, str(session), transcript, verdict=verdict)
     if hook:
         out = _hook_output(decision, str(session), transcript, payload)
@@ -274,7 +277,7 @@ def spend_cmd(
     with errors(as_json):
         judge_ref(session)  # a bad session id is refused before anything is opened
         state = record_spend(
-            _hook_ledger(ctx, None),
+            _hook_ledger(ctx, None, session),
             session,
             input_tokens=input_tokens,
             output_tokens=output_tokens,

@@ -11,9 +11,11 @@ if TYPE_CHECKING:
     from ..model import Task
 
 
-def task_dict(task: Task, short: str | None = None) -> dict[str, Any]:
+def task_dict(task: Task, short: str | None = None, *, ready: bool = False) -> dict[str, Any]:
     data = task.to_json_dict()
     data["short_id"] = short or task.id[:6]
+    if ready:  # the ready queue's: "open", or "lapsed" for an active task whose claim lapsed
+        data["claim"] = "lapsed" if task.status == "active" else "open"
     return data
 
 
@@ -21,9 +23,19 @@ def task_line(task: Task, short: str) -> str:
     return f"{short:<8} {task.status:<9} p{task.priority}  {one_line(task.goal, 64)}"
 
 
-def task_lines(ledger: Ledger, tasks: list[Task]) -> list[str]:
+def task_lines(ledger: Ledger, tasks: list[Task], *, ready: bool = False) -> list[str]:
+    """One line per task; ``ready``: the ready queue's, where an active task is a lapsed claim
+    (``Ledger.ready``) and says whose it was."""
     shorts = ledger.short_ids(t.id for t in tasks) if tasks else {}
-    return [task_line(t, shorts[t.id]) for t in tasks]
+    return [task_line(t, shorts[t.id]) + (lapsed_mark(t) if ready else "") for t in tasks]
+
+
+def lapsed_mark(task: Task) -> str:
+    if task.status != "active":
+        return ""
+    from ..ledger import holder_text
+
+    return f"  [claim lapsed: {one_line(holder_text(task), 80)}]"
 
 
 def task_text(ledger: Ledger, task: Task) -> str:

@@ -36,13 +36,13 @@ def _emit_task(ctx: click.Context, task, as_json: bool) -> None:  # type: ignore
         click.echo(task_text(ledger, task))
 
 
-def _emit_list(ctx: click.Context, tasks, as_json: bool, empty: str) -> None:  # type: ignore[no-untyped-def]
+def _emit_list(ctx: click.Context, tasks, as_json: bool, empty: str, ready: bool = False) -> None:  # type: ignore[no-untyped-def]
     ledger = ctx.meta["ledger"]
     if as_json:
         shorts = ledger.short_ids(t.id for t in tasks) if tasks else {}
-        print_json([task_dict(t, shorts[t.id]) for t in tasks])
+        print_json([task_dict(t, shorts[t.id], ready=ready) for t in tasks])
     else:
-        lines = task_lines(ledger, tasks)
+        lines = task_lines(ledger, tasks, ready=ready)
         click.echo("\n".join(lines) if lines else empty)
     _warn_skipped(ledger)
 
@@ -302,10 +302,11 @@ def inbox_cmd(ctx: click.Context, limit: int, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def ready_cmd(ctx: click.Context, limit: int, as_json: bool) -> None:
-    """Open tasks that can start now: no blocker, every dependency done."""
+    """Tasks that can start now: open ones with no blocker, every dependency done and every
+    child finished, and active ones whose claim lapsed (marked; 'task claim' takes them over)."""
     with errors(as_json):
         ledger = _ledger(ctx)
-        _emit_list(ctx, ledger.ready(limit), as_json, "Nothing is ready.")
+        _emit_list(ctx, ledger.ready(limit), as_json, "Nothing is ready.", ready=True)
 
 
 @task_group.command("search")

@@ -31,6 +31,11 @@ ancestor (the merge base). ``merge_tasks(base, ours, theirs)`` makes the record 
 The merge is a pure function of its inputs (and ``at``/``actor``): merging A into B and B into A
 gives the same record, which the tests check with hypothesis. Gates (the done gate, cycles) are
 not re-run: a merge records what both sides did rather than refusing to exist.
+
+Settings documents (``refs/gitledger/config/judge``, ``refs/gitledger/config/memory``) are merged
+by ``merge_settings``, key by key against their merge base: a key one side changed takes that
+side's value; a key both changed to different values takes the later write's, and is named so
+sync can say so.
 """
 
 from __future__ import annotations
@@ -214,7 +219,44 @@ def new_conflicts(before: Task, merged: Task) -> list[FieldConflict]:
     return [c for c in merged.conflicts if _conflict_key(c) not in had]
 
 
+_ABSENT = object()
+
+
+def merge_settings(
+    base: dict[str, Any] | None,
+    ours: dict[str, Any],
+    theirs: dict[str, Any],
+    *,
+    ours_later: bool,
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Two machines' settings documents joined key by key (see the module docstring); returns
+    the merged document and, per key both sides changed, the rule that decided it."""
+    base = base or {}
+    merged: dict[str, Any] = {}
+    rules: dict[str, str] = {}
+    for key in sorted({*base, *ours, *theirs}):
+        was, mine, other = (d.get(key, _ABSENT) for d in (base, ours, theirs))
+        if _same(mine, other) or _same(other, was):
+            value = mine
+        elif _same(mine, was):
+            value = other
+        else:
+            value = mine if ours_later else other
+            side = "this machine's" if ours_later else "the remote's"
+            rules[key] = f"both machines changed it; the later write won ({side})"
+        if value is not _ABSENT:
+            merged[key] = value
+    return merged, rules
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is _ABSENT or b is _ABSENT:
+        return a is b
+    return bool(json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True))
+
+
 __all__ = [
+    "merge_settings",
     "merge_tasks",
     "new_conflicts",
 ]

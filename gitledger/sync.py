@@ -22,8 +22,12 @@ serialization point every machine agrees on. Nothing here forces a ref, anywhere
   never counted) is dropped, the remote's version comes in and the claim fails as a conflict.
 
 Refs other than tasks are created and fast-forwarded the same way; a diverged fuse snapshot is
-merged by ``fuse.store.merge_saved`` and a diverged memory fact by ``memory.merge_facts``. Any other
-diverged ref is kept at the local tip, not pushed, and reported in ``unmerged`` (the CLI exits 3).
+merged by ``fuse.store.merge_saved``, a diverged memory fact by ``memory.merge_facts``, a session's
+judge state by keeping the newer save (``_merge_newest``: it is one session's counters, and the
+newer save has seen more of the session), and a settings document (``refs/gitledger/config/judge``,
+``refs/gitledger/config/memory``) key by key by ``merge.merge_settings`` (a key both machines
+changed goes to the later write, and ``ref_rules`` says so). Any other diverged ref is kept at the
+local tip, not pushed, and reported in ``unmerged`` (the CLI exits 3).
 With ``sync.fuse=false`` (``settings.py``) fuse and memory refs are never pushed.
 """
 
@@ -48,11 +52,16 @@ from .errors import (
     TaskNotFound,
 )
 from .gitstore import RefMoved
+from .gitstore.documents import decode, encode
+from .judge.state import STATE_FILE as JUDGE_STATE_FILE
 from .ledger import Ledger
-from .merge import merge_tasks, new_conflicts
+from .memory.config import CONFIG_FILE as MEMORY_CONFIG_FILE
+from .merge import merge_settings, merge_tasks, new_conflicts
 from .model import ID_PATTERN, PREFIX_PATTERN, Task, now_iso, read_record
 from .refs import (
     FUSE_PREFIX,
+    JUDGE_CONFIG_REF,
+    JUDGE_PREFIX,
     LEDGER_PREFIX,
     LEDGER_REFSPEC,
     MEMORY_CONFIG_REF,
@@ -67,6 +76,14 @@ MAX_ATTEMPTS = 8
 # Above this many refs to fetch, one wildcard refspec (libgit2 matches each advertised ref
 # against every refspec, so thousands of named refspecs cost more than the mirror).
 FETCH_BY_NAME_MAX = 500
+
+# Settings documents merged key by key: ref -> the JSON file with the keys, and the files beside
+# it (taken from the newer side).
+SETTINGS_DOCUMENTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    JUDGE_CONFIG_REF: (JUDGE_STATE_FILE, ("FORMAT",)),
+    MEMORY_CONFIG_REF: (MEMORY_CONFIG_FILE, ()),
+}
+JUDGE_STATE_FILES = ("FORMAT", JUDGE_STATE_FILE)
 
 # phase ("fetch", "push"), done, total
 Progress = Callable[[str, int, int], None]
@@ -85,6 +102,8 @@ class SyncReport:
     # task id -> field -> the rule that decided it ("the earlier claim won", ...)
     conflict_rules: dict[str, dict[str, str]] = field(default_factory=dict)
     unmerged: list[str] = field(default_factory=list)  # diverged non-task refs, kept local
+    # a merged judge-state or settings ref -> what decided it (per key, for settings)
+    ref_rules: dict[str, dict[str, str]] = field(default_factory=dict)
     pushed: list[str] = field(default_factory=list)
     remote_ahead: list[str] = field(default_factory=list)  # backup only: needs a sync first
     fetched_objects: int = 0
@@ -208,7 +227,11 @@ def _integrate(
             if ours is None or gitstore.is_ancestor(store, ours, theirs):
                 action = "create" if ours is None else "forward"
             else:
-                mergeable = task_id is not None or ref.startswith((MEMORY_PREFIX, FUSE_PREFIX))
+                mergeable = (
+                    task_id is not None
+                    or ref.startswith((MEMORY_PREFIX, FUSE_PREFIX, JUDGE_PREFIX))
+                    or ref in SETTINGS_DOCUMENTS
+                )
                 action = "merge" if mergeable else "diverged"
         except LedgerError as exc:
             damaged.append(exc.message)
@@ -238,6 +261,10 @@ def _integrate(
             elif action == "merge" and ours is not None and ref.startswith(MEMORY_PREFIX):
                 _merge_fact_ref(ledger, ref, ours, theirs, report)
                 local[ref] = store.tip(ref) or ours
+            elif action == "merge" and ours is not None and ref.startswith(JUDGE_PREFIX):
+                local[ref] = _merge_newest(ledger, ref, ours, theirs, report)
+            elif action == "merge" and ours is not None and ref in SETTINGS_DOCUMENTS:
+                local[ref] = _merge_settings_ref(ledger, ref, ours, theirs, report)
             elif action == "merge" and ours is not None:
                 merged, raw, commit = _merge_ref(
                     ledger, ref, ref[len(TASKS_PREFIX) :], ours, theirs, report
@@ -279,6 +306,71 @@ def _merge_fact_ref(
         ours_tip,
     )
     report.merged.append(ref)
+
+
+def _later(ledger: Ledger, ours_tip: str, theirs_tip: str) -> bool:
+    """Whether our tip is the later write (commit time, then the commit id: every machine picks
+    the same side)."""
+    ours, theirs = (ledger.store.commit_info(t) for t in (ours_tip, theirs_tip))
+    return (ours.time, ours_tip) > (theirs.time, theirs_tip)
+
+
+def _merge_newest(
+    ledger: Ledger, ref: str, ours_tip: str, theirs_tip: str, report: SyncReport
+) -> str:
+    """A session's judge state saved on two machines: a merge commit holding the newer save."""
+    ours_later = _later(ledger, ours_tip, theirs_tip)
+    newer = ours_tip if ours_later else theirs_tip
+    files = {k: v for k, v in ledger.store.read_files(newer, JUDGE_STATE_FILES).items() if v}
+    side = "this machine's" if ours_later else "the remote's"
+    commit = ledger.store.write(
+        ref,
+        files,
+        f"merge: judge state saved on two machines, kept the newer ({side})\n",
+        ledger.author(),
+        [ours_tip, theirs_tip],
+        ours_tip,
+    )
+    report.merged.append(ref)
+    report.ref_rules[ref] = {"state": f"the newer save won ({side})"}
+    return commit
+
+
+def _merge_settings_ref(
+    ledger: Ledger, ref: str, ours_tip: str, theirs_tip: str, report: SyncReport
+) -> str:
+    """A settings document changed on two machines, merged key by key (``merge_settings``)."""
+    store = ledger.store
+    name, beside = SETTINGS_DOCUMENTS[ref]
+    base_tip = gitstore.merge_base(store, ours_tip, theirs_tip)
+    ours_later = _later(ledger, ours_tip, theirs_tip)
+
+    def doc(tip: str | None) -> tuple[dict[str, Any], bool]:
+        return decode(store.read_files(tip, (name,))[name]) if tip else ({}, False)
+
+    base, ours, theirs = doc(base_tip)[0], doc(ours_tip), doc(theirs_tip)
+    rules: dict[str, str] = {}
+    if ours[1] or theirs[1]:  # a damaged side holds nothing to keep: the other side stands
+        merged = theirs[0] if ours[1] else ours[0]
+    else:
+        merged, rules = merge_settings(base, ours[0], theirs[0], ours_later=ours_later)
+    newer = ours_tip if ours_later else theirs_tip
+    files = {k: v for k, v in store.read_files(newer, beside).items() if v} if beside else {}
+    files[name] = encode(merged)
+    said = "; ".join(f"{key}: {rule}" for key, rule in rules.items())
+    commit = store.write(
+        ref,
+        files,
+        "merge: settings changed on two machines, joined key by key\n"
+        + (f"\n{said}\n" if said else ""),
+        ledger.author(),
+        [ours_tip, theirs_tip],
+        ours_tip,
+    )
+    report.merged.append(ref)
+    if rules:
+        report.ref_rules[ref] = rules
+    return commit
 
 
 def _merge_ref(
@@ -721,8 +813,10 @@ def init_warning(ledger: Ledger, remote: str = DEFAULT_REMOTE) -> str | None:
 __all__ = [
     "DEFAULT_REMOTE",
     "FETCH_BY_NAME_MAX",
+    "JUDGE_STATE_FILES",
     "MAX_ATTEMPTS",
     "Progress",
+    "SETTINGS_DOCUMENTS",
     "SyncReport",
     "backup",
     "claim",

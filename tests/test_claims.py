@@ -613,3 +613,40 @@ def test_ready_over_mcp_marks_lapsed_claims(ledger: Ledger) -> None:
     rows = result.structured_content["tasks"]
     assert [(r["id"], r["claim"], r["agent"]) for r in rows] == [(quiet.id, "lapsed", "gone")]
 
+
+def test_judge_state_and_settings_changed_on_both_machines_merge(
+    machines: tuple[Machine, Machine],
+) -> None:
+    a, b = machines
+    a.ok("judge", "config", "floor=50")
+    a.ok("memory", "config", "--capacity", "500")
+    a.ok("judge", "spend", "--session", "shared-s", "--input-tokens", "10")
+    a.ok("sync")
+    b.ok("sync")
+    # Both machines change the settings and the same session's judge state before syncing.
+    a.ok("judge", "config", "floor=60", "idle_turns=4")
+    a.ok("memory", "config", "--capacity", "600")
+    a.ok("judge", "spend", "--session", "shared-s", "--input-tokens", "20")
+    time.sleep(1.1)  # commit times are whole seconds: b's writes are the later ones
+    b.ok("judge", "config", "floor=70", "compaction_turns=30")
+    b.ok("judge", "spend", "--session", "shared-s", "--input-tokens", "300")
+    b.ok("judge", "spend", "--session", "shared-s", "--input-tokens", "400")
+    a.ok("sync")
+    out = b.run("sync")
+    assert out.returncode == 0, out.stdout + out.stderr  # nothing stranded: no exit 3
+    assert "diverged" not in out.stdout
+    assert (
+        "merged refs/gitledger/config/judge: floor (both machines changed it; the later write "
+        "won (this machine's))" in out.stdout
+    ), out.stdout
+    assert "merged refs/gitledger/judge/shared-s: state (the newer save won" in out.stdout
+    a.ok("sync")  # a fast-forwards to the merge
+    for m in (a, b):
+        config = json.loads(m.ok("judge", "config", "--json"))
+        # each side's own key kept; the key both changed went to the later write (b's)
+        assert (config["floor"], config["idle_turns"], config["compaction_turns"]) == (70, 4, 30)
+        assert json.loads(m.ok("memory", "config", "--json"))["capacity"] == 600
+        status = json.loads(m.ok("judge", "status", "--json"))
+        spend = {s["session"]: s for s in status["sessions"]}["shared-s"]["model_spend"]
+        assert spend["calls"] == 3 and spend["input_tokens"] == 710  # b's newer state
+    assert "merged" not in a.ok("sync") and "diverged" not in a.ok("sync")

@@ -423,7 +423,8 @@ def test_stale_claim_loses_and_is_dropped(tmp_path: Path) -> None:
 def test_diverged_non_task_ref_is_kept_and_reported(tmp_path: Path) -> None:
     remote = tmp_path / "remote.git"
     a, b = make_ledger(tmp_path / "a"), make_ledger(tmp_path / "b")
-    ref = f"{PREFIX}judge/session-1"  # a kind sync cannot merge (fuse and memory refs it can)
+    # a kind sync cannot merge (tasks, fuse, memory, judge state and settings documents it can)
+    ref = f"{PREFIX}config/unknown-kind"
     for ledger, text in ((a, b"from a"), (b, b"from b")):
         ledger.store.write(ref, {"snap": text}, "snapshot", ("t", "t@x"), [], None)
     sync.sync(a, str(remote))
@@ -437,7 +438,7 @@ def test_diverged_non_task_ref_is_kept_and_reported(tmp_path: Path) -> None:
     # sync itself says so and exits non-zero: a stranded ref is not a success
     out = run_cli("--ledger", str(b.path), "sync", str(remote))
     assert out.returncode == 3
-    assert "diverged, kept local and not pushed: refs/gitledger/judge/session-1" in out.stdout
+    assert "diverged, kept local and not pushed: refs/gitledger/config/unknown-kind" in out.stdout
     assert "cannot merge" in out.stderr
 
 

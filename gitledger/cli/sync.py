@@ -66,6 +66,9 @@ def _render(report: SyncReport, verb: str) -> None:
         rules = report.conflict_rules.get(task_id, {})
         said = ", ".join(f"{f} ({rules.get(f, 'the later write won')})" for f in fields)
         click.echo(f"  conflict on {task_id[:8]}: {said}; see 'gitledger task show {task_id[:8]}'")
+    for ref, rules in sorted(report.ref_rules.items()):
+        said = ", ".join(f"{key} ({rule})" for key, rule in rules.items())
+        click.echo(f"  merged {ref}: {said}")
     for ref in report.unmerged:
         click.echo(f"  diverged, kept local and not pushed: {ref}")
     for line in report.problems:

@@ -259,6 +259,7 @@ __all__ = [
     "JUDGE_REF_PREFIX",
     "JudgeConfig",
     "SPEND_KEYS",
+    "STATE_FILE",
     "STATE_FORMAT",
     "TurnState",
     "config_at",

@@ -904,3 +904,36 @@ def test_older_files_are_listed_by_name_and_a_name_the_file_says_is_not(session:
     files = fuse.render(snap, 6_000).split("FILES EDITED: ", 1)[1].splitlines()[0]
     assert files.startswith("lib/transcript_panel.ex, src/deep/dir/mod_7.ex")
     assert files.endswith(", mod_1.ex, mod_0.ex")
+
+
+def test_long_results_no_rule_reads_are_left_undecoded_and_change_nothing(
+    session: Session,
+) -> None:
+    from gitledger.transcripts import ReadStats, read_events
+
+    big = "x = 1\n" * 2_000
+    session.user("Tidy the parser. Never rename public functions.")
+    session.call(
+        "Edit",
+        {"file_path": "/home/dev/app/parser.py", "old_string": "a", "new_string": "b"},
+        "The file has been updated.",
+        extra={"originalFile": big, "structuredPatch": []},
+    )
+    session.call("Read", {"file_path": "/home/dev/app/parser.py"}, big)
+    spec = "# Spec\n## Acceptance criteria\n- [ ] parse_all keeps its name\n" + big
+    session.call("Read", {"file_path": "/home/dev/app/specs/PARSER_SPEC.md"}, spec)
+    session.call("Grep", {"pattern": "def "}, big, error=True)  # an error is always read
+    session.call("Bash", {"command": "pytest -q"}, big + "\n12 passed in 0.4s")
+    path = session.write()
+    stats = ReadStats()
+    whole = fuse.extract(read_events(path, stats=stats))
+    skipped = fuse.snapshot_file(path)
+    assert skipped.stats["events"] == stats.events
+    assert {**skipped.to_dict(), "stats": {}} == {**whole.to_dict(), "stats": {}}
+    assert [s.criteria for s in skipped.specs] == [["parse_all keeps its name"]]
+    assert skipped.checks == ["pytest -q -> 12 passed in 0.4s"]
+    counted = ReadStats()
+    extractor = fuse.Extractor()
+    for event in read_events(path, stats=counted, skip_result=extractor.ignores_result):
+        extractor.feed(event)
+    assert counted.unread_results == 2  # the Edit's file copy and the plain Read

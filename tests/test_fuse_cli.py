@@ -446,3 +446,81 @@ def test_a_corrupt_record_arriving_by_sync_is_skipped_and_named(
     assert run("verify").exit_code == 0
     plain = run("fuse", "restore", "--session", "bad", "--plain")
     assert plain.exit_code == 0 and "GOAL: Add a CSV export" in plain.stdout
+
+
+def _hook_process(*args: str, stdin: str, importtime: bool = False) -> Any:
+    flags = ["-X", "importtime"] if importtime else []
+    return subprocess.run(
+        [sys.executable, *flags, "-m", "gitledger", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_the_installed_hooks_run_without_click_and_answer_as_the_click_commands(
+    isolated: Path,
+) -> None:
+    path = _session_with_tool_output(isolated / "c1.jsonl")
+    pre = payload(session_id="c1", transcript_path=str(path))
+    fast = _hook_process("fuse", "save", "--hook", stdin=pre, importtime=True)
+    assert fast.returncode == 0, fast.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in fast.stderr.splitlines()}
+    assert "gitledger.cli.fuse_hooks" in imported and "gitledger.fuse.store" in imported
+    assert not {name for name in imported if name.split(".")[0] == "click"}
+    assert not {"gitledger.agents.settings", "gitledger.fuse.demo"} & imported
+    assert fast.stdout == run("fuse", "save", "--hook", input=pre).stdout  # the same steer
+    summary = json.dumps({"session_id": "c1", "compact_summary": "Rule: never touch the C API."})
+    done = _hook_process(
+        "--ledger", os.environ["GITLEDGER_DIR"], "fuse", "summary", "--hook", stdin=summary
+    )
+    assert done.returncode == 0 and done.stdout == "", done.stderr
+    start = json.dumps({"session_id": "c1", "source": "compact"})
+    fast = _hook_process("fuse", "restore", "--hook", stdin=start, importtime=True)
+    assert fast.returncode == 0, fast.stderr
+    imported = {line.rsplit("|", 1)[-1].strip() for line in fast.stderr.splitlines()}
+    assert not {name for name in imported if name.split(".")[0] == "click"}
+    context = json.loads(fast.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert (
+        context
+        == json.loads(run("fuse", "restore", "--hook", input=start).output)["hookSpecificOutput"][
+            "additionalContext"
+        ]
+    )
+    assert "leaves out" in context and "Never touch the C API" not in context
+    # bad input is still the hook's one line on stderr and exit 0, whichever parser ran
+    bad = _hook_process("fuse", "save", "--hook", stdin="[]")
+    assert bad.returncode == 0 and bad.stderr.startswith("gitledger fuse save:"), bad.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["fuse", "save", "--hook", "--session", "x"],
+        ["fuse", "restore", "--hook", "--plain"],
+        ["fuse", "restore", "--hook", "--hook"],
+        ["fuse", "save"],
+        ["--ledger", "--hook", "fuse", "save", "--hook"],
+        ["fuse", "status", "--hook"],
+        ["--verbose", "fuse", "save", "--hook"],
+    ],
+)
+def test_any_other_form_goes_to_click(args: list[str]) -> None:
+    from gitledger.cli.fuse_hooks import parse_hook
+
+    assert parse_hook(args) is None
+
+
+def test_the_fast_parser_takes_the_global_options(tmp_path: Path) -> None:
+    from gitledger.cli.fuse_hooks import parse_hook
+
+    args = ["--ledger=L", "--actor", "me", "--agent", "codex", "fuse", "save", "--hook", "--json"]
+    parsed = parse_hook(args)
+    assert parsed == (
+        "save",
+        {"ledger_path": "L", "actor": "me", "agent": "codex", "as_json": True},
+    )
+    afile = tmp_path / "f"
+    afile.write_text("")
+    assert parse_hook(["--ledger", str(afile), "fuse", "restore", "--hook"]) is None

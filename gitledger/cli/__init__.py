@@ -52,7 +52,11 @@ def main() -> None:
         from .fast import run_fast
 
         code = run_fast(args)
-        if code is None:  # not a command the fast parser takes: click parses it
+        if code is None:
+            from .fuse_hooks import run_fuse_hook
+
+            code = run_fuse_hook(args)
+        if code is None:  # not a command the fast parsers take: click parses it
             from .app import cli
 
             cli.main(prog_name="gitledger")

@@ -7,19 +7,15 @@ line on stderr.
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from ..text import one_line, plural
 from ._common import actor_of, errors, json_option, open_ledger, print_json
-
-if TYPE_CHECKING:
-    from ..ledger import Ledger
+from .fuse_hooks import restore_hook, save_hook, summary_hook
 
 AGENTS = ("claude", "codex", "gemini")
 
@@ -31,20 +27,14 @@ def _payload(use_stdin: bool, wait: float = 5.0) -> dict[str, Any]:
     return read_payload(wait=wait) if use_stdin else {}
 
 
-def _hook_ledger(ctx: click.Context, cwd: object, session: object) -> Ledger:
-    """The hook's ledger; its writes name the session as the agent (unless --agent pins one)."""
-    from ..hooks import hook_ledger
-
+def _who(ctx: click.Context) -> dict[str, str | None]:
+    """The global options a hook's ledger is opened with: --ledger, --actor, --agent."""
     obj = ctx.find_root().obj or {}
-    return hook_ledger(
-        obj.get("ledger_path"), cwd, actor=actor_of(ctx), agent=obj.get("agent"), session=session
-    )
-
-
-def _hook_note(action: str, message: str) -> None:
-    from ..hooks import note
-
-    note(f"fuse {action}", message)
+    return {
+        "ledger_path": str(obj["ledger_path"]) if obj.get("ledger_path") else None,
+        "actor": actor_of(ctx),
+        "agent": str(obj["agent"]) if obj.get("agent") else None,
+    }
 
 
 @click.group("fuse")
@@ -93,7 +83,7 @@ def save_cmd(
     hook = hook or transcript is None
     if hook:
         with never_fail("fuse save", "nothing saved"):
-            _save_hook(ctx, transcript, session, trigger, as_json)
+            save_hook(_who(ctx), transcript, session, trigger, as_json)
         return
     assert transcript is not None
     path = transcript
@@ -123,64 +113,6 @@ def save_cmd(
     click.echo(f"Restore it: gitledger fuse restore --session {saved.session} --plain")
 
 
-def _save_hook(
-    ctx: click.Context,
-    transcript: Path | None,
-    session: str | None,
-    trigger: str | None,
-    as_json: bool,
-) -> None:
-    """``fuse save`` as a hook: the payload names the session and its transcript.
-
-    A transcript that is not a regular file (a directory, a FIFO, /dev/zero, a symlink loop) is
-    refused before the ledger is opened. A missing one saves the previous task line again when
-    the session has one, and nothing for a session never saved.
-    """
-    from .. import fuse
-    from ..errors import InvalidInput
-    from ..hooks import emit, read_payload, text_field, transcript_file
-
-    payload = read_payload(strict=True)  # a payload that is no object says why, in one line
-    given: object = str(transcript) if transcript else payload.get("transcript_path")
-    session = session or text_field(payload, "session_id")
-    trigger = (
-        trigger or text_field(payload, "trigger", limit=40) or ("auto" if payload else "manual")
-    )
-    if given is None or not session:
-        _hook_note("save", "no transcript_path or session_id in the hook payload; nothing saved")
-        return
-    fuse.check_session(session)
-    missing = False
-    try:
-        path = transcript_file(given)
-    except InvalidInput:
-        if not isinstance(given, str) or not given or os.path.lexists(given):
-            raise
-        path, missing = Path(given), True
-    ledger = _hook_ledger(ctx, payload.get("cwd"), session)
-    if missing and fuse.load(ledger, session) is None:
-        _hook_note(
-            "save", f"transcript {path} is missing and the session has no save; nothing saved"
-        )
-        return
-    saved = fuse.save(ledger, session, path, trigger=trigger, actor=actor_of(ctx))
-    stats = saved.snapshot.stats
-    if stats.get("missing"):
-        _hook_note("save", f"transcript {path} is missing; saved the previous task line again")
-    elif stats.get("skipped") or stats.get("cut_last_line") or stats.get("non_utf8_lines"):
-        _hook_note(
-            "save",
-            f"saved {saved.commit[:12]}; skipped {stats.get('skipped', 0)} lines"
-            f"{', cut last line' if stats.get('cut_last_line') else ''}"
-            f"{', ' + str(stats['non_utf8_lines']) + ' non-UTF-8 lines' if stats.get('non_utf8_lines') else ''}",
-        )
-    if as_json:
-        emit(json.dumps(saved.to_dict(), ensure_ascii=False, indent=2, default=str), "fuse save")
-    elif payload.get("hook_event_name") == "PreCompact" and saved.snapshot.source == "claude_code":
-        # Claude Code appends a PreCompact hook's stdout to the prompt that asks for its summary
-        emit(fuse.steer(saved.snapshot), "fuse save")
-
-
 @fuse_group.command("summary")
 @click.option("--session", help="Session id (default: the hook payload's session_id).")
 @click.option(
@@ -208,20 +140,11 @@ def summary_cmd(
     """
     from .. import fuse
     from ..errors import InvalidInput, NotFound
-    from ..hooks import never_fail, text_field
+    from ..hooks import never_fail
 
     if hook or summary_file is None:
         with never_fail("fuse summary", "nothing recorded"):
-            payload = _payload(True)
-            session = session or text_field(payload, "session_id")
-            summary = payload.get("compact_summary")
-            if not session or not isinstance(summary, str) or not summary.strip():
-                _hook_note("summary", "no session_id or compact_summary; nothing recorded")
-                return
-            fuse.check_session(session)
-            ledger = _hook_ledger(ctx, payload.get("cwd"), session)
-            trigger = text_field(payload, "trigger", limit=40) or "auto"
-            fuse.record_summary(ledger, session, summary, trigger=trigger, actor=actor_of(ctx))
+            summary_hook(_who(ctx), session)
         return
     with errors(as_json):
         if not session:
@@ -283,19 +206,10 @@ def restore_cmd(
         payload = _payload(True, wait=5.0 if hook else 1.0)
         hook = hook or bool(payload.get("session_id"))
     if hook:
-        from ..hooks import emit, never_fail, session_start_output, text_field
+        from ..hooks import never_fail
 
         with never_fail("fuse restore", "nothing restored"):
-            session = session or text_field(payload, "session_id")
-            if not session:
-                _hook_note("restore", "no session_id in the hook payload; nothing restored")
-                return
-            fuse.check_session(session)
-            ledger = _hook_ledger(ctx, payload.get("cwd"), session)
-            if fuse.load(ledger, session) is None:
-                return  # nothing saved for this session: nothing to say
-            text, _ = fuse.restore_text(ledger, session, budget)
-            emit(text if plain else session_start_output(text), "fuse restore")
+            restore_hook(_who(ctx), payload, session, budget, plain)
         return
     with errors(as_json):
         fuse.check_budget(budget)
@@ -423,7 +337,9 @@ def status_cmd(ctx: click.Context, session: str | None, limit: int, as_json: boo
                 try:
                     saved = fuse.load(ledger, name)
                 except CorruptRecord as exc:  # one bad record (from a sync) hides no other
-                    _hook_note("status", f"{exc} Skipped; its next save starts afresh.")
+                    from ..hooks import note
+
+                    note("fuse status", f"{exc} Skipped; its next save starts afresh.")
                     continue
                 if saved is None:
                     continue

@@ -40,24 +40,16 @@ The agent-settings editing (``setup_plan()`` / ``apply_setup()``) lives in
 
 from __future__ import annotations
 
-from ..agents.settings import (
-    HOOK_MARK,
-    SetupPlan,
-    apply_setup,
-    check_settings_writable,
-    hook_command,
-    merge_settings,
-    replace_settings_file,
-    settings_path,
-    setup_plan,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ..text import cut
 from .condense import clean, condense, defang, shorten, shorten_path
-from .demo import DEMO_BUDGETS, run_demo
+
+# Eager: importing the module gitledger.fuse.extract would bind the package's ``extract`` to it.
 from .extract import Extractor, extract, snapshot_file
 from .hook import read_hook_payload, session_start_output
 from .render import SMALL_BUDGET, STEER_BUDGET, check_budget, render, steer
-from .rules import request_text
 from .snapshot import (
     DEFAULT_BUDGET,
     FORMAT_VERSION,
@@ -88,6 +80,56 @@ from .store import (
     task_lines,
     verify,
 )
+
+if TYPE_CHECKING:  # imported on first use: a hook needs neither setup nor the demo
+    from ..agents.settings import (
+        HOOK_MARK,
+        SetupPlan,
+        apply_setup,
+        check_settings_writable,
+        hook_command,
+        merge_settings,
+        replace_settings_file,
+        settings_path,
+        setup_plan,
+    )
+    from .demo import DEMO_BUDGETS, run_demo
+    from .rules import request_text
+
+# name -> the module that defines it, imported when the name is first asked for
+_LAZY = {
+    **dict.fromkeys(
+        (
+            "HOOK_MARK",
+            "SetupPlan",
+            "apply_setup",
+            "check_settings_writable",
+            "hook_command",
+            "merge_settings",
+            "replace_settings_file",
+            "settings_path",
+            "setup_plan",
+        ),
+        "gitledger.agents.settings",
+    ),
+    "DEMO_BUDGETS": "gitledger.fuse.demo",
+    "run_demo": "gitledger.fuse.demo",
+    "request_text": "gitledger.fuse.rules",
+}
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'gitledger.fuse' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_BUDGET",

@@ -80,6 +80,9 @@ from .snapshot import (
     SubagentResult,
 )
 
+# Tools whose result no rule reads unless it failed (an edit tool's is the whole file).
+_UNREAD_TOOLS = frozenset({"Grep", "Glob", "LS", "WebFetch", "WebSearch", "TodoWrite"})
+
 
 class _Recent:
     """The newest ``size`` distinct texts, oldest first; a repeat moves to the end."""
@@ -327,6 +330,19 @@ class Extractor:
         self.names[path] = [*known, *names][-NAMES_PER_FILE:]
         while len(self.names) > KEEP_NAMED_FILES:
             self.names.popitem(last=False)
+
+    def ignores_result(self, call_id: str) -> bool:
+        """Whether this call's result holds nothing the rules read unless it is an error (the
+        reader leaves such a result undecoded): edits and writes (Claude Code returns the whole
+        file), searches, fetches, todo lists, and reads of files that are not specs."""
+        call = self.pending_calls.get(call_id)
+        if call is None:
+            return False
+        name, data = call
+        if name == "Read":
+            path = data.get("file_path")
+            return isinstance(path, str) and not _SPEC_FILE_RE.search(path)
+        return name in _EDIT_TOOLS or name in _UNREAD_TOOLS
 
     def _tool_result(self, event: Event) -> None:
         call = self.pending_calls.pop(event.tool_use_id or "", None)
@@ -601,9 +617,13 @@ def extract(
 
 
 def snapshot_file(path: Path, previous: Snapshot | None = None, *, session: str = "") -> Snapshot:
-    """Read a transcript file (any supported format) and extract its snapshot."""
+    """Read a transcript file (any supported format) and extract its snapshot; the long tool
+    results no rule reads are left undecoded (``Extractor.ignores_result``)."""
     stats = ReadStats()
-    return extract(read_events(path, stats=stats), previous, session=session, stats=stats)
+    extractor = Extractor(previous, session=session)
+    for event in read_events(path, stats=stats, skip_result=extractor.ignores_result):
+        extractor.feed(event)
+    return extractor.finish(stats)
 
 
 __all__ = [

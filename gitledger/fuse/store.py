@@ -520,10 +520,17 @@ def link(ledger: Ledger, session: str, task: str, *, actor: str | None = None) -
 
 
 def restore_text(
-    ledger: Ledger, session: str | None = None, budget: int = DEFAULT_BUDGET
+    ledger: Ledger,
+    session: str | None = None,
+    budget: int = DEFAULT_BUDGET,
+    *,
+    saved: SavedSnapshot | None = None,
 ) -> tuple[str, SavedSnapshot]:
-    """The rendered restore of a session (the newest saved session when None)."""
+    """The rendered restore of a session (the newest saved session when None); ``saved``: its
+    save, when the caller has just loaded it."""
     check_budget(budget)
+    if saved is not None:
+        return _restore(ledger, saved, budget), saved
     if session is None:
         found = sessions(ledger)
         if not found:
@@ -537,13 +544,17 @@ def restore_text(
         raise NotFound(
             f"No fuse snapshot for session {session}. List sessions with 'gitledger fuse status'."
         )
+    return _restore(ledger, saved, budget), saved
+
+
+def _restore(ledger: Ledger, saved: SavedSnapshot, budget: int) -> str:
     lines = saved.snapshot.task_state
     if saved.snapshot.task_id:
         try:
             lines = task_lines(ledger, ledger.resolve(saved.snapshot.task_id), budget=budget // 4)
         except Exception:  # noqa: BLE001 - fall back to the state saved with the snapshot
             lines = saved.snapshot.task_state
-    text = render(
+    return render(
         saved.snapshot,
         budget,
         trigger=saved.trigger,
@@ -551,7 +562,6 @@ def restore_text(
         hints=memory_hints(ledger, saved.snapshot),
         known=saved.summary,
     )
-    return text, saved
 
 
 def record_summary(

@@ -11,7 +11,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from . import claude_code, codex, gemini, plain
@@ -60,9 +60,12 @@ def read_events(
     stats: ReadStats | None = None,
     format: str | None = None,
     subagents: bool = False,
+    skip_result: Callable[[str], bool] | None = None,
 ) -> Iterator[Event]:
     """Stream the events of one transcript; ``subagents=True`` appends Claude Code's
-    ``<session>/subagents/*.jsonl`` transcripts (as sidechain events) after the main file."""
+    ``<session>/subagents/*.jsonl`` transcripts (as sidechain events) after the main file.
+    ``skip_result(call_id)``: whether the caller leaves that call's result unread; a long one
+    (Claude Code's format) then arrives without its text, undecoded."""
     path = Path(path)
     stats = stats if stats is not None else ReadStats()
     kind = format or sniff(path)
@@ -70,7 +73,7 @@ def read_events(
     if kind == "codex":
         yield from codex.read(path, stats)
     elif kind == "claude_code":
-        yield from claude_code.read(path, stats)
+        yield from claude_code.read(path, stats, skip_result=skip_result)
         if subagents:
             yield from claude_code.read_subagents(path, stats)
     elif kind == "gemini":

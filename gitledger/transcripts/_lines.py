@@ -74,23 +74,37 @@ def decode_text(raw: bytes, stats: ReadStats) -> str:
 
 def records(path: Path, stats: ReadStats) -> Iterator[tuple[int, dict[str, Any]]]:
     """Every JSON object in a JSONL file with its line number; bad lines counted in ``stats``."""
-    for number, raw, complete in _lines(path, stats):
+    for number, raw, complete in lines(path, stats):
+        value = decode(raw, complete, stats)
+        if value is not None:
+            yield number, value
+
+
+def lines(path: Path, stats: ReadStats) -> Iterator[tuple[int, bytes, bool]]:
+    """The raw lines of a JSONL file (see ``_lines``), counted in ``stats``: for a reader that
+    looks at a line's bytes before it decodes them (``decode``)."""
+    for line in _lines(path, stats):
         stats.lines += 1
-        stripped = raw.strip()
-        if not stripped:
-            continue
-        try:
-            value = json.loads(decode_text(stripped, stats))
-        except (ValueError, RecursionError):
-            if not complete:
-                stats.cut_last_line = True
-            else:
-                stats.invalid_lines += 1
-            continue
-        if not isinstance(value, dict):
+        yield line
+
+
+def decode(raw: bytes, complete: bool, stats: ReadStats) -> dict[str, Any] | None:
+    """The JSON object on one line, or None (blank, not JSON, not an object: counted)."""
+    stripped = raw.strip()
+    if not stripped:
+        return None
+    try:
+        value = json.loads(decode_text(stripped, stats))
+    except (ValueError, RecursionError):
+        if not complete:
+            stats.cut_last_line = True
+        else:
             stats.invalid_lines += 1
-            continue
-        yield number, value
+        return None
+    if not isinstance(value, dict):
+        stats.invalid_lines += 1
+        return None
+    return value
 
 
 _KEYS = ("type", "payload", "sessionId", "uuid", "role", "content")

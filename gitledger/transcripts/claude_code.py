@@ -11,11 +11,12 @@ separate records with the same message id), so one response may be several ``ass
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ._lines import records
+from ._lines import decode, lines, records
 from .events import Event, ReadStats, ToolCall, Usage, clip, clip_input
 
 # Records that carry nothing for the task line; skipped silently (counted as ignored).
@@ -265,11 +266,66 @@ class ClaudeCodeReader:
         self.stats.ignored += 1
 
 
-def read(path: Path, stats: ReadStats, *, agent_id: str | None = None) -> Iterator[Event]:
+# A tool result is skipped unread only from this size on: a shorter line costs little to decode.
+SKIP_FROM_BYTES = 4_096
+_HEAD_BYTES = 8_192  # where a result line names its call: before its content
+_RESULT_ID_RE = re.compile(rb'"tool_use_id"\s*:\s*"([A-Za-z0-9_.:-]{1,200})"')
+_TIMESTAMP_RE = re.compile(rb'"timestamp"\s*:\s*"([0-9T:.+Z-]{10,40})"')
+_ERROR_RE = re.compile(rb'"is_error"\s*:\s*true')
+
+
+def _unread_result(raw: bytes, skip: Callable[[str], bool]) -> str | None:
+    """The call id of a long line that is one tool result the caller does not read, judged
+    from its bytes: exactly one ``tool_use_id``, named in its head, no error, not a summary,
+    and ``skip(id)`` says so. None for any other line, which is decoded as always."""
+    head = raw[:_HEAD_BYTES]
+    if b'"tool_result"' not in head or raw.count(b'"tool_use_id"') != 1:
+        return None
+    found = _RESULT_ID_RE.search(head)
+    if found is None or b"isCompactSummary" in raw or _ERROR_RE.search(raw):
+        return None
+    call_id = found.group(1).decode("ascii")
+    return call_id if skip(call_id) else None
+
+
+def read(
+    path: Path,
+    stats: ReadStats,
+    *,
+    agent_id: str | None = None,
+    skip_result: Callable[[str], bool] | None = None,
+) -> Iterator[Event]:
+    """The events of a Claude Code transcript. ``skip_result(call_id)``: whether the caller
+    reads the result of that tool call; a long result it does not read (an ``Edit``'s file copy,
+    a ``Read``'s content) is not decoded: its event has no text, only its call and time."""
     stats.format = stats.format or "claude_code"
     reader = ClaudeCodeReader(stats, agent_id=agent_id)
-    for number, record in records(path, stats):
-        for event in reader.events(number, record):
+    if skip_result is None:
+        for number, record in records(path, stats):
+            for event in reader.events(number, record):
+                stats.events += 1
+                yield event
+        return
+    for number, raw, complete in lines(path, stats):
+        long = complete and len(raw) >= SKIP_FROM_BYTES
+        call_id = _unread_result(raw, skip_result) if long else None
+        if call_id is not None:
+            stamp = _TIMESTAMP_RE.search(raw)
+            stats.unread_results += 1
+            stats.events += 1
+            yield Event(
+                kind="tool_result",
+                tool_use_id=call_id,
+                tool_name=reader.tool_names.get(call_id),
+                timestamp=stamp.group(1).decode("ascii") if stamp else None,
+                line=number,
+                source="claude_code",
+            )
+            continue
+        value = decode(raw, complete, stats)
+        if value is None:
+            continue
+        for event in reader.events(number, value):
             stats.events += 1
             yield event
 

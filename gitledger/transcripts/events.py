@@ -117,6 +117,7 @@ class ReadStats:
     non_utf8_lines: int = 0  # lines with bytes that are not UTF-8 (decoded with U+FFFD)
     cut_last_line: bool = False  # the file did not end with a newline and its tail was not JSON
     missing: bool = False  # the file did not exist or could not be read
+    unread_results: int = 0  # long tool results the caller does not read, left undecoded
     unknown_type_names: dict[str, int] = field(default_factory=dict)
 
     def count_unknown(self, name: str) -> None:

@@ -3,7 +3,8 @@
 ``gitledger`` and ``gitledger.judge`` each map a public name to the module that defines it; a
 hook or a CLI command then pays only for the modules it touches. The package keeps the same
 names under ``if TYPE_CHECKING:`` for type checkers; ``tests/test_layers.py`` checks both lists
-agree.
+agree. ``import_spec`` finds a ``"module:attr"`` name the same way for the CLI's command groups
+and the MCP server's optional services.
 """
 
 from __future__ import annotations
@@ -35,4 +36,18 @@ def lazy_exports(
     return __getattr__, __dir__
 
 
-__all__ = ["lazy_exports"]
+def import_spec(spec: str) -> object | None:
+    """What ``"module:attr"`` names, or None when that module itself is not there (a command
+    group or a service not written yet is simply absent). Any other import error is raised: a
+    module that is there but does not import is a bug, and the caller decides how loud it is."""
+    module_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            return None
+        raise
+    return getattr(module, attr, None)
+
+
+__all__ = ["import_spec", "lazy_exports"]

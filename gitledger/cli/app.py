@@ -8,12 +8,12 @@ call's cost; see docs/BENCHMARKS.md).
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 import click
 
 from .. import __version__
+from ..lazy import import_spec
 
 # name -> "module:attribute" of a click command or group, imported on first use.
 COMMANDS: dict[str, str] = {
@@ -45,15 +45,7 @@ COMMANDS: dict[str, str] = {
 
 
 def load_command(spec: str) -> click.Command | None:
-    module_name, _, attr = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        # A group whose module is not written yet is simply absent; anything else is a bug.
-        if exc.name == module_name:
-            return None
-        raise
-    command = getattr(module, attr, None)
+    command = import_spec(spec)  # None: the group's module is not there; a broken one raises
     return command if isinstance(command, click.Command) else None
 
 

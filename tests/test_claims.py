@@ -396,13 +396,22 @@ def test_a_new_session_on_the_other_machine_gets_the_task_line(
     machines: tuple[Machine, Machine],
 ) -> None:
     a, b = machines
+    # Two active tasks of this person on a: one claimed from the shell, one by the session.
+    other = json.loads(a.ok("task", "create", "Review the importer", "--json"))["id"]
+    a.ok("task", "claim", other, "--push")
     task_id = json.loads(a.ok("task", "create", "Make the exporter streaming", "--json"))["id"]
-    a.ok("task", "claim", task_id, "--push")
-    a.ok("task", "update", task_id, "--next", "benchmark peak memory")
-    a.ok("fuse", "save", "--session", "sess-a", "--transcript",
-         str(transcript(a.clone / "t.jsonl", "sess-a",
-                        ["Make the exporter streaming, never load the whole file"])))  # fmt: skip
-    a.ok("fuse", "link", task_id, "--session", "sess-a")
+    a.ok("--agent", "sess-a", "task", "claim", task_id, "--push")
+    a.ok("--agent", "sess-a", "task", "update", task_id, "--next", "benchmark peak memory")
+    # The PreCompact hook saves; nobody links the session: its agent's claim links it.
+    saved = a.clone / "t.jsonl"
+    transcript(saved, "sess-a", ["Make the exporter streaming, never load the whole file"])
+    payload = {"session_id": "sess-a", "transcript_path": str(saved), "cwd": str(a.clone),
+               "hook_event_name": "PreCompact", "trigger": "auto"}  # fmt: skip
+    hooked = subprocess.run(
+        [sys.executable, "-m", "gitledger", "fuse", "save", "--hook"], cwd=a.clone,
+        input=json.dumps(payload), capture_output=True, text=True, env=a.env, timeout=120,
+    )  # fmt: skip
+    assert hooked.returncode == 0 and "Traceback" not in hooked.stderr, hooked.stderr
     a.ok("sync")
     b.ok("sync")
     payload = json.dumps({"session_id": "fresh-b", "source": "startup", "cwd": str(b.clone)})
@@ -650,3 +659,32 @@ def test_judge_state_and_settings_changed_on_both_machines_merge(
         spend = {s["session"]: s for s in status["sessions"]}["shared-s"]["model_spend"]
         assert spend["calls"] == 3 and spend["input_tokens"] == 710  # b's newer state
     assert "merged" not in a.ok("sync") and "diverged" not in a.ok("sync")
+
+
+def test_a_save_nobody_linked_goes_with_the_task_its_agent_holds(ledger: Ledger) -> None:
+    from conftest import run_cli
+
+    from gitledger import fuse
+
+    path = transcript(ledger.path.parent / "t.jsonl", "s", ["Tidy the fixtures"])
+    first = ledger.create("The one active task")
+    ledger.claim(first.id)  # from the shell (cli@HOST), not by the session
+    # The saving session holds nothing: this person's single active task is the one.
+    out = run_cli("--agent", "s-one", "fuse", "save", "--session", "s-one", "--transcript",
+                  str(path), "--json")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["snapshot"]["task_id"] == first.id
+    # Two active tasks and the session holds neither: nothing is guessed.
+    second = ledger.create("Another active task")
+    ledger.claim(second.id, agent="elsewhere")
+    out = run_cli("--agent", "s-two", "fuse", "save", "--session", "s-two", "--transcript",
+                  str(path), "--json")  # fmt: skip
+    assert json.loads(out.stdout)["snapshot"].get("task_id") is None
+    # The session claims one: its next save goes with it, and restore --task finds it.
+    run_cli("--agent", "s-two", "task", "claim", second.id, "--steal", "--decision", "mine now")
+    out = run_cli("--agent", "s-two", "fuse", "save", "--session", "s-two", "--transcript",
+                  str(path), "--json")  # fmt: skip
+    assert json.loads(out.stdout)["snapshot"]["task_id"] == second.id
+    assert fuse.load(ledger, "s-two") is not None
+    restored = run_cli("fuse", "restore", "--task", second.id, "--plain")
+    assert restored.returncode == 0 and "Tidy the fixtures" in restored.stdout

@@ -351,6 +351,8 @@ def save(
         link = previous.link if previous else None
         if link:
             snap.task_id = link
+        else:  # nobody linked the session: the task its agent holds (for the handoff elsewhere)
+            snap.task_id = held_task(ledger, snap.task_id, actor=actor)
         if snap.task_id:
             try:
                 snap.task_state = task_lines(ledger, ledger.resolve(snap.task_id))
@@ -374,6 +376,30 @@ def save(
         time=int(time.time()),
         bytes=len(files["snapshot.json"]),
     )
+
+
+def held_task(ledger: Ledger, seen: str | None = None, *, actor: str | None = None) -> str | None:
+    """The task a save of a session nobody linked goes with: the unfinished task this session's
+    agent claimed (``ledger.agent_id()``: a hook's is the session id), else the task the session
+    was seen claiming (``seen``, from its transcript or its previous save), else this person's
+    single active task, else ``seen`` as it was (a task another machine may hold). A full id
+    when found here, so the handoff and ``fuse restore --task`` find the snapshot by it."""
+    name, _ = ledger.author(actor)
+    agent = ledger.agent_id()
+    try:
+        mine = ledger.list_tasks(status=("active", "blocked"), owner=name)
+    except LedgerError:
+        return seen
+    for task in mine:
+        if task.agent == agent:
+            return task.id
+    if seen:
+        try:
+            return ledger.resolve(seen)
+        except LedgerError:
+            pass  # a task id the transcript named that is not (or not only) here
+    active = [t for t in mine if t.status == "active"]
+    return active[0].id if len(active) == 1 else seen
 
 
 def merge_snapshots(older: Snapshot, newer: Snapshot) -> Snapshot:
@@ -627,6 +653,7 @@ __all__ = [
     "check_session",
     "delta",
     "fuse_ref",
+    "held_task",
     "history",
     "link",
     "load",

@@ -62,7 +62,7 @@ def task_graph(ledger: Ledger, task_id: str | None = None, *, limit: int = 300) 
     refuse, but a merge or foreign writer could make) is drawn, never followed forever."""
     from .ledger import Ledger as _Ledger
 
-    idx = ledger.require_index()
+    idx = ledger.index()
     rows = idx.graph_rows()
     children: dict[str, list[str]] = {}
     for tid, (_s, _g, parent, _d) in rows.items():

@@ -22,14 +22,18 @@ Blocked-ness, incrementally
 
 Search
     An FTS5 table over goal, criteria, next, blocker, decisions, evidence, notes, owner and
-    labels, ranked by BM25 with the goal weighted highest. The query is FTS5 syntax (``word*``
+    labels, ranked by BM25 with the goal weighted highest. What matches: a task holding every
+    word of the query as a whole word (``unicode61``: letters and digits, case and diacritics
+    folded; ``pars`` does not find "parser", ``pars*`` does). The query is FTS5 syntax (``word*``
     prefixes, ``"a phrase"``, ``OR``, ``NOT``, ``goal:word``); a query FTS5 cannot parse is searched
     again as plain words, each one a phrase, never reported as a syntax error.
 
 Disposable
     A missing file is built; a file that is not a database, is damaged or has another schema
     version is deleted and built again, silently. ``gitledger index rebuild`` does the same on
-    demand. If the ledger's directory cannot be written, listing falls back to reading the refs.
+    demand. If the ledger's directory cannot be written (or ``GITLEDGER_NO_INDEX=1``), the same
+    index is built in memory from the refs for the process (``open_index``): every query has
+    this one implementation, with or without the file.
 
 Import and export live in ``transfer.py``, graphs in ``graph.py``; both read through this index.
 """
@@ -172,19 +176,23 @@ class _Corrupt(Exception):
 
 
 def open_derived_db(
-    file: Path, schema: str, version: int, *, wal: bool = False, threads: bool = False
+    file: Path | None, schema: str, version: int, *, wal: bool = False, threads: bool = False
 ) -> sqlite3.Connection:
-    """A connection to a disposable SQLite cache of refs, created with ``schema`` if missing.
+    """A connection to a disposable SQLite cache of refs, created with ``schema`` if missing;
+    ``file`` None is a cache in this process's memory (same schema, same code).
 
     A file that is not a database, is damaged, or has another schema version is deleted (with its
     journal files) and made again, once; anything else (a lock held too long) is raised.
     """
     for attempt in range(2):
         conn = sqlite3.connect(
-            file, timeout=60, isolation_level=None, check_same_thread=not threads
+            ":memory:" if file is None else file,
+            timeout=60,
+            isolation_level=None,
+            check_same_thread=not threads,
         )
         try:
-            if wal:
+            if wal and file is not None:
                 conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA temp_store=MEMORY")
@@ -214,13 +222,15 @@ def open_derived_db(
             conn.close()
             if isinstance(exc, sqlite3.DatabaseError) and not is_corrupt(exc):
                 raise
-            if attempt:
+            if attempt or file is None:
                 raise
             delete_derived_db(file)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def delete_derived_db(file: Path) -> None:
+def delete_derived_db(file: Path | None) -> None:
+    if file is None:
+        return  # in memory: closing the connection was the deletion
     for suffix in ("", "-wal", "-shm", "-journal"):
         Path(f"{file}{suffix}").unlink(missing_ok=True)
 
@@ -248,15 +258,21 @@ def _fts_row(task: Task) -> tuple[str, ...]:
 
 
 class Index:
-    """The derived index of one ledger. Cheap to construct; opens its file on first use."""
+    """The derived index of one ledger. Cheap to construct; opens its file on first use.
 
-    def __init__(self, store: GitStore) -> None:
+    ``in_memory`` keeps it in this process's memory instead of ``gitledger-index.sqlite``: the
+    same tables and the same queries, built from the refs on first use. A ledger whose directory
+    cannot be written uses one (``open_index``), so every query has one implementation.
+    """
+
+    def __init__(self, store: GitStore, *, in_memory: bool = False) -> None:
         # The index needs only the store and its path. The Ledger holds its Index (see
         # Ledger.index()); nothing here points back at the ledger, so no registry or weak
         # reference is needed to let both go (one used to keep every Ledger alive: ~130 KB each).
         self.store = store
         self.git_dir = Path(store.path)
         self.file = self.git_dir / INDEX_FILE
+        self.in_memory = in_memory
         self._conn: sqlite3.Connection | None = None
         self._lock = threading.RLock()
         self.last_refresh = RefreshStats()
@@ -269,11 +285,14 @@ class Index:
             # threads) under self._lock. A rollback journal, not WAL: most commands only read an
             # index that is already current, and opening a WAL database creates and removes two
             # files every time (13 ms measured here, against 0.2 ms).
-            self._conn = open_derived_db(self.file, _SCHEMA, SCHEMA_VERSION, threads=True)
+            self._conn = open_derived_db(
+                None if self.in_memory else self.file, _SCHEMA, SCHEMA_VERSION, threads=True
+            )
         return self._conn
 
     def _delete_files(self) -> None:
-        delete_derived_db(self.file)
+        if not self.in_memory:
+            delete_derived_db(self.file)
 
     def close(self) -> None:
         with self._lock:
@@ -298,7 +317,7 @@ class Index:
             failed=lambda exc: (
                 f"The search index at {self.file} failed ({exc}). Run 'gitledger index rebuild'."
             ),
-            file=self.file,
+            file=None if self.in_memory else self.file,
         )
 
     def _reset(self) -> None:
@@ -563,7 +582,7 @@ class Index:
         raise AssertionError("unreachable")  # pragma: no cover
 
     def status(self) -> IndexStatus:
-        exists = self.file.exists()
+        exists = not self.in_memory and self.file.exists()
 
         def run(conn: sqlite3.Connection) -> IndexStatus:
             tasks = conn.execute("SELECT count(*) FROM tasks").fetchone()[0]
@@ -571,10 +590,10 @@ class Index:
             size = sum(
                 Path(f"{self.file}{s}").stat().st_size
                 for s in ("", "-wal")
-                if Path(f"{self.file}{s}").exists()
+                if exists and Path(f"{self.file}{s}").exists()
             )
             return IndexStatus(
-                path=str(self.file),
+                path=":memory:" if self.in_memory else str(self.file),
                 exists=exists,
                 schema=SCHEMA_VERSION,
                 size_bytes=size,
@@ -912,16 +931,21 @@ def plain_query(query: str) -> str | None:
 # --- opening ---------------------------------------------------------------------------------
 
 
-def open_index(store: GitStore) -> Index | None:
-    """The index of the ledger in ``store``, or None when it cannot be kept (a read-only
-    directory, or ``GITLEDGER_NO_INDEX=1``); the ledger then reads the refs."""
+def open_index(store: GitStore) -> Index:
+    """The index of the ledger in ``store``: its file, or one in memory built from the refs
+    when the file cannot be kept (a directory or file that cannot be written, or
+    ``GITLEDGER_NO_INDEX=1``)."""
     if os.environ.get("GITLEDGER_NO_INDEX") == "1":
-        return None
+        return Index(store, in_memory=True)
     found = Index(store)
     try:
+        if not os.access(found.git_dir, os.W_OK) or (
+            found.file.exists() and not os.access(found.file, os.W_OK)
+        ):
+            return Index(store, in_memory=True)
         found._connect()
     except (sqlite3.Error, OSError):
-        return None
+        return Index(store, in_memory=True)
     return found
 
 

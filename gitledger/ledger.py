@@ -50,7 +50,6 @@ from .errors import (
 from .gates import check_reassign, check_update
 from .gitstore import GitStore, RefMoved, commit_exists, git_identity, refs_stamp
 from .model import (
-    ENTRY_FIELDS,
     ID_LENGTH,
     ID_PATTERN,
     MIN_SHORT_ID,
@@ -223,7 +222,6 @@ class Ledger:
         self.skipped: list[Problem] = []  # unreadable refs met by the last listing
         self._scan: tuple[str, list[str]] | None = None  # see resolve()
         self._index: Index | None = None  # see index()
-        self._index_opened = False
 
     # --- opening ------------------------------------------------------------------------------
 
@@ -329,26 +327,25 @@ class Ledger:
 
     # --- the derived index ------------------------------------------------------------------
 
-    def index(self) -> Index | None:
+    def index(self) -> Index:
         """This ledger's derived index (``index.py``), opened on first use and kept with the
-        ledger; None when it cannot be kept (a read-only directory, ``GITLEDGER_NO_INDEX=1``),
-        and then the queries read the refs."""
-        if os.environ.get("GITLEDGER_NO_INDEX") == "1":
-            return None
-        if not self._index_opened:
+        ledger: every query goes through it. When its file cannot be kept (a read-only
+        directory, ``GITLEDGER_NO_INDEX=1``) it is built in memory from the refs instead."""
+        if self._index is None:
             from .index import open_index
 
             self._index = open_index(self.store)
-            self._index_opened = True
         return self._index
 
     def require_index(self) -> Index:
-        """The derived index, or a StorageError naming why it cannot be used."""
+        """The index's file (for ``index rebuild``/``status``), or a StorageError naming why it
+        cannot be kept; queries work without it (``index()``)."""
         found = self.index()
-        if found is None:
+        if found.in_memory:
             raise StorageError(
-                f"Cannot open the index in {self.path} (is the ledger read-only?); listing still "
-                f"works by reading the refs."
+                f"Cannot keep the index file in {self.path} (is the ledger read-only, or "
+                f"GITLEDGER_NO_INDEX=1 set?); listing and search still work, from an index built "
+                f"in memory."
             )
         return found
 
@@ -362,10 +359,7 @@ class Ledger:
         label: str | None = None,
         parent: str | None = None,
     ) -> list[SearchHit]:
-        """Ranked search with snippets; without an index, the word match of ``search`` (no
-        ranking)."""
-        from .index import SearchHit
-
+        """``search`` with each hit's BM25 score and snippet, filtered like ``list_tasks``."""
         query = _filter_text(query, "search query") or ""
         owner, label = _filter_text(owner, "owner"), _filter_text(label, "label")
         limit = _bounds(limit)[0]
@@ -374,21 +368,9 @@ class Ledger:
             raise InvalidInput(f"Unknown status. Use one of: {', '.join(STATUSES)}.")
         parent_id = self.resolve(parent) if parent else None
         idx = self.index()
-        if idx is not None:
-            hits = idx.search(
-                query, limit, statuses=wanted, owner=owner, label=label, parent=parent_id
-            )
-            self.skipped = [Problem(ref, message) for ref, message in idx.problems()]
-            return hits
-        found = [
-            t
-            for t in self.search(query, None)
-            if (wanted is None or t.status in wanted)
-            and (owner is None or t.owner == owner)
-            and (label is None or label in t.labels)
-            and (parent_id is None or t.parent == parent_id)
-        ]
-        return [SearchHit(t, None, "") for t in found[: limit if limit is not None else None]]
+        hits = idx.search(query, limit, statuses=wanted, owner=owner, label=label, parent=parent_id)
+        self.skipped = [Problem(ref, message) for ref, message in idx.problems()]
+        return hits
 
     # --- ids ----------------------------------------------------------------------------------
 
@@ -404,9 +386,8 @@ class Ledger:
             if self.store.tip(task_ref(wanted)) is None:
                 raise TaskNotFound(f"No task {wanted}. List tasks with 'gitledger task list'.")
             return wanted
-        idx = self.index()
         # The index answers when it is known current (a stat or three); else list the directory.
-        ids = idx.ids_if_current(wanted) if idx is not None else None
+        ids = self.index().ids_if_current(wanted)
         if ids is None:
             names = self.store.ref_names_starting(TASKS_DIR, wanted)
             ids = [
@@ -430,8 +411,7 @@ class Ledger:
         scan, self._scan = self._scan, None
         if scan is not None and scan[0] == task_id:
             return _shortest_unique(task_id, [i for i in scan[1] if i != task_id])
-        idx = self.index()
-        found = idx.ids_if_current(task_id[:MIN_SHORT_ID]) if idx is not None else None
+        found = self.index().ids_if_current(task_id[:MIN_SHORT_ID])
         if found is not None:
             return _shortest_unique(task_id, [i for i in found if i != task_id])
         names = self.store.ref_names_starting(TASKS_DIR, task_id[:MIN_SHORT_ID])
@@ -479,28 +459,12 @@ class Ledger:
         raise VersionNotFound(f"Task {full} has no version {at} on its main line of history.")
 
     def tasks(self) -> Iterator[Task]:
-        """Every readable task; unreadable refs are collected in ``self.skipped``, not raised."""
+        """Every readable task, by id; unreadable refs are collected in ``self.skipped``, not
+        raised."""
         idx = self.index()
-        if idx is not None:  # served by the derived index, brought up to date first
-            found = idx.all_tasks()
-            self.skipped = [Problem(ref, message) for ref, message in idx.problems()]
-            yield from found
-            return
-        self.skipped = []
-        for name, tip in self.store.refs(TASKS_PREFIX):
-            leaf = name[len(TASKS_PREFIX) :]
-            if not ID_PATTERN.match(leaf):
-                self.skipped.append(Problem(name, "not a gitledger task id"))
-                continue
-            try:
-                task = self._read(tip, name)
-            except LedgerError as exc:
-                self.skipped.append(Problem(name, exc.message))
-                continue
-            if task.id != leaf:
-                self.skipped.append(Problem(name, f"record says id {task.id}"))
-                continue
-            yield task
+        found = idx.all_tasks()
+        self.skipped = [Problem(ref, message) for ref, message in idx.problems()]
+        yield from found
 
     def list_tasks(
         self,
@@ -517,110 +481,47 @@ class Ledger:
         statuses = _statuses(status)
         parent_id = self.resolve(parent) if parent else None
         idx = self.index()
-        if idx is not None:
-            limit, offset = _bounds(limit, offset)
-            page = idx.list_tasks(
-                statuses=statuses,
-                owner=owner,
-                label=label,
-                parent=parent_id,
-                limit=limit,
-                offset=offset,
-            )
-            self.skipped = [Problem(ref, message) for ref, message in idx.problems()]
-            return page
-        found = [
-            t
-            for t in self.tasks()
-            if (statuses is None or t.status in statuses)
-            and (owner is None or t.owner == owner)
-            and (label is None or label in t.labels)
-            and (parent_id is None or t.parent == parent_id)
-        ]
-        found.sort(key=lambda t: (t.updated_at, t.id), reverse=True)
-        return _page(found, limit, offset)
+        limit, offset = _bounds(limit, offset)
+        page = idx.list_tasks(
+            statuses=statuses,
+            owner=owner,
+            label=label,
+            parent=parent_id,
+            limit=limit,
+            offset=offset,
+        )
+        self.skipped = [Problem(ref, message) for ref, message in idx.problems()]
+        return page
 
     def inbox(self, limit: int | None = 10) -> list[Task]:
         """What needs attention: active, then blocked, then open; newest first within each."""
-        idx = self.index()
-        if idx is not None:
-            limit = _bounds(limit)[0]
-            return idx.inbox(limit)
-        rank = {"active": 0, "blocked": 1, "open": 2}
-        found = [t for t in self.tasks() if t.status in rank]
-        found.sort(key=lambda t: (t.updated_at, t.id), reverse=True)
-        found.sort(key=lambda t: rank[t.status])
-        return _page(found, limit, 0)
+        return self.index().inbox(_bounds(limit)[0])
 
     def ready(self, limit: int | None = 10) -> list[Task]:
         """Tasks to start: open ones with no blocker whose every dependency is done and every
         child finished (a parent is an epic: its children are the work), and active ones whose
         claim lapsed (its holder wrote nothing for ``claim_lease()``: ``claim_state`` says
-        ``lapsed``, and ``claim`` takes it over); highest priority first."""
+        ``lapsed``, and ``claim`` takes it over); highest priority, then oldest, first."""
         lease = self.claim_lease()
         now = time.time()
-        idx = self.index()
-        if idx is not None:
-            limit = _bounds(limit)[0]
-            cutoff = _iso(now - lease)
-            found = idx.ready(limit, lapsed_before=cutoff)
-            return [
-                t for t in found if t.status == "open" or claim_state(t, lease, now) == "lapsed"
-            ]
-        every = {t.id: t for t in self.tasks()}
-        parents = {t.parent for t in every.values() if t.parent and not t.finished}
-        found = [
-            t
-            for t in every.values()
-            if (
-                t.status == "open"
-                or (t.status == "active" and claim_state(t, lease, now) == "lapsed")
-            )
-            and not t.blocker
-            and t.id not in parents
-            and all(d in every and every[d].status == "done" for d in t.dependencies)
-        ]
-        found.sort(key=lambda t: (t.priority, t.created_at, t.id))
-        return _page(found, limit, 0)
+        found = self.index().ready(_bounds(limit)[0], lapsed_before=_iso(now - lease))
+        return [t for t in found if t.status == "open" or claim_state(t, lease, now) == "lapsed"]
 
     def search(self, query: str, limit: int | None = 20) -> list[Task]:
-        """Tasks matching ``query``, best first: ranked full-text search (FTS5 syntax: word*,
-        "a phrase", OR, NOT; a query it cannot parse is taken as plain words) when the index is
-        available, else tasks whose text holds every word, newest first."""
-        query = _filter_text(query, "search query") or ""
-        words = [w.casefold() for w in query.split()]
-        if not words:
-            raise InvalidInput("Search for at least one word.")
-        idx = self.index()
-        if idx is not None:
-            limit = _bounds(limit)[0]
-            return [hit.task for hit in idx.search(query, limit)]
-        found = []
-        for task in self.tasks():
-            haystack = searchable_text(task).casefold()
-            if all(w in haystack for w in words):
-                found.append(task)
-        found.sort(key=lambda t: (t.updated_at, t.id), reverse=True)
-        return _page(found, limit, 0)
+        """Tasks holding every word of ``query`` as a whole word (case and diacritics folded) in
+        any of their text, best first (BM25, a word in the goal weighing most). The query is
+        FTS5 syntax (``word*``, ``"a phrase"``, ``OR``, ``NOT``, ``goal:word``); one it cannot
+        parse is taken as plain words (docs/INDEX.md)."""
+        return [hit.task for hit in self.search_hits(query, limit)]
 
     def children(self, task_id: str) -> list[Task]:
-        parent = self.resolve(task_id)
-        idx = self.index()
-        if idx is not None:
-            return idx.children(parent)
-        found = [t for t in self.tasks() if t.parent == parent]
-        found.sort(key=lambda t: (t.created_at, t.id))
-        return found
+        """The tasks whose parent is ``task_id``, oldest first."""
+        return self.index().children(self.resolve(task_id))
 
     def dependents(self, task_id: str) -> list[Task]:
-        """The tasks that depend on ``task_id`` (list it among their dependencies)."""
-        full = self.resolve(task_id)
-        idx = self.index()
-        if idx is not None:
-            return idx.dependents(full)
-        found = [t for t in self.tasks() if full in t.dependencies]
-        found.sort(key=lambda t: (t.created_at, t.id))
-        return found
+        """The tasks that depend on ``task_id`` (list it among their dependencies), oldest
+        first."""
+        return self.index().dependents(self.resolve(task_id))
 
     # --- history ------------------------------------------------------------------------------
 
@@ -671,9 +572,7 @@ class Ledger:
         commit = self.store.write(
             task_ref(task.id), files, message, author, [tip] if tip else [], tip
         )
-        idx = self.index()
-        if idx is not None:
-            idx.wrote(task, files["task.json"], commit, before)
+        self.index().wrote(task, files["task.json"], commit, before)
         return commit
 
     def record_files(self, task: Task) -> dict[str, bytes]:
@@ -1290,13 +1189,6 @@ class Ledger:
 # --- helpers ----------------------------------------------------------------------------------
 
 
-def searchable_text(task: Task) -> str:
-    parts = [task.goal, task.criteria, task.next or "", task.blocker or "", task.owner or ""]
-    parts += task.labels
-    parts += [e.text for kind in ENTRY_FIELDS for e in getattr(task, kind)]
-    return "\n".join(parts)
-
-
 def _shortest_unique(task_id: str, others: Iterable[str]) -> str:
     length = MIN_SHORT_ID
     for other in others:
@@ -1347,12 +1239,6 @@ def _filter_text(value: str | None, what: str) -> str | None:
             f"it as UTF-8."
         ) from None
     return value
-
-
-def _page(items: list[Task], limit: int | None, offset: int) -> list[Task]:
-    limit, offset = _bounds(limit, offset)
-    end = None if limit is None else offset + limit
-    return items[offset:end]
 
 
 def _check_priority(priority: int) -> None:
@@ -1477,5 +1363,4 @@ __all__ = [
     "format_duration",
     "holder_text",
     "machine_name",
-    "searchable_text",
 ]

@@ -278,9 +278,8 @@ def _integrate(
             # (its push is planned from the tip as it is then, so nothing is lost).
             report.kept.append(ref)
     if written:
-        idx = ledger.index()
-        if idx is not None:  # so the next command costs what this sync changed, not a full pass
-            idx.wrote_many(written, stamp_before)
+        # so the next command costs what this sync changed, not a full pass
+        ledger.index().wrote_many(written, stamp_before)
     return local
 
 

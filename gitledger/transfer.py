@@ -461,7 +461,7 @@ def import_records(
             parsed.append(_versions(line, resolve))
         except InvalidInput as exc:
             skip(line.lineno, exc)
-    idx = ledger.require_index()
+    idx = ledger.index()
     store = ledger.store
     with store.lock():
         idx.refresh()

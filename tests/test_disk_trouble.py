@@ -137,3 +137,8 @@ def test_a_read_only_ledger_gets_messages_not_tracebacks(
     # Reading still works.
     assert gl(ledger, "task", "show", task_id).returncode == 0
     assert gl(ledger, "task", "list").returncode == 0
+    # Queries too, from an index built in memory (none is written).
+    for query in (("task", "search", "written"), ("task", "ready", "5"), ("task", "inbox")):
+        out = gl(ledger, *query)
+        assert out.returncode == 0 and task_id[:6] in out.stdout, (query, out.stdout, out.stderr)
+    assert not list(ledger.glob("*.sqlite*"))

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+import scan
 from click.testing import CliRunner
 
 from gitledger.cli import cli as gitledger_cli
@@ -43,13 +44,9 @@ def age_refs(ledger: Ledger) -> None:
 
 
 def scan_ids(ledger_path: Path, method: str, *args: object) -> list[str]:
-    """The same listing through the ref-scanning fallback: the oracle for the index."""
-    os.environ["GITLEDGER_NO_INDEX"] = "1"
-    try:
-        plain = Ledger.open(ledger_path)
-        return [t.id for t in getattr(plain, method)(*args)]
-    finally:
-        del os.environ["GITLEDGER_NO_INDEX"]
+    """The same listing as a plain scan of the refs (``scan.py``): the oracle for the index."""
+    found: list[str] = getattr(scan, method)(scan.scan(Ledger.open(ledger_path).store), *args)
+    return found
 
 
 def test_index_lives_in_the_ledger_and_serves_listing(ledger: Ledger) -> None:

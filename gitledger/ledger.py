@@ -8,8 +8,10 @@ Writes hold the ledger's writer lock and move the task's ref by compare-and-swap
 writers are serialized and none is lost; ``expect_version`` turns a stale write into a
 ``VersionConflict`` instead. An update that changes nothing writes nothing.
 
-Listing here reads every ref (fine to a few thousand tasks); ``index.py`` keeps a derived SQLite
-index for the commands that must stay fast at 100,000.
+Every query (listing, inbox, ready, search, children, dependents) goes through the derived
+SQLite index (``index.py``, ``Ledger.index()``): its file beside the refs, or the same index built
+in memory when the file cannot be kept. There is no second implementation to drift; the tests
+hold a plain scan of the refs as the oracle (``tests/scan.py``).
 """
 
 from __future__ import annotations

@@ -186,6 +186,6 @@ def test_task_show_lists_what_depends_on_it(ledger: Ledger, diamond: dict[str, s
     assert [t.id for t in ledger.dependents(d["bottom"])] == [d["left"], d["right"]]
     out = run_cli("task", "show", d["top"][:8])
     assert "needed by:" not in out.stdout
-    env = dict(os.environ, GITLEDGER_NO_INDEX="1")  # the ledger's own scan agrees
+    env = dict(os.environ, GITLEDGER_NO_INDEX="1")  # an index built in memory agrees
     out = run_cli("task", "show", d["bottom"][:8], env=env)
     assert line in out.stdout

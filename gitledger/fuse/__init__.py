@@ -40,9 +40,9 @@ The agent-settings editing (``setup_plan()`` / ``apply_setup()``) lives in
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..lazy import lazy_exports
 from ..text import cut
 from .condense import clean, condense, defang, shorten, shorten_path
 
@@ -118,17 +118,7 @@ _LAZY = {
 }
 
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'gitledger.fuse' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
 
 
 __all__ = [

@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # for type checkers: the click application's names, staticall
         load_command,
     )
 
-_APP_NAMES = (
+__all__ = [
     "ACTOR_HELP",
     "AFTER",
     "AGENT_HELP",
@@ -40,7 +40,9 @@ _APP_NAMES = (
     "accept_global_options",
     "cli",
     "load_command",
-)
+    "main",
+]
+_APP_NAMES = [name for name in __all__ if name != "main"]  # the click application's, lazily
 
 
 __getattr__, __dir__ = lazy_exports(globals(), dict.fromkeys(_APP_NAMES, "gitledger.cli.app"))
@@ -85,18 +87,3 @@ def _as_hook(args: list[str]) -> bool:
         elif not arg.startswith("-"):
             return arg == "hook"
     return False
-
-
-__all__ = [
-    "ACTOR_HELP",
-    "AFTER",
-    "AGENT_HELP",
-    "COMMANDS",
-    "GLOBAL_OPTIONS",
-    "LEDGER_HELP",
-    "LazyGroup",
-    "accept_global_options",
-    "cli",
-    "load_command",
-    "main",
-]

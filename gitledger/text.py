@@ -37,6 +37,9 @@ def fold(text: str) -> str:
     becomes U+FFFD so its presence stays visible. The result is printable but for that joiner.
     """
     if not text.isprintable():  # only then is there anything but plain spaces to fold
+        joined = " ".join(text.split())  # whitespace of every kind, the common case
+        if joined.isprintable():
+            return joined
         table: dict[int, str | None] = {}
         for ch in set(text):
             if ch.isspace():

@@ -58,6 +58,7 @@ from .rules import (
     edit_names,
     is_check,
     request_text,
+    shell_command,
 )
 from .snapshot import (
     ITEM_CHARS,
@@ -80,6 +81,9 @@ from .snapshot import (
     SubagentResult,
 )
 
+_MARKED_RE = re.compile(
+    "|".join(f"(?:{r.pattern})" for r in (_DECISION_RE, _FINDING_RE, _FAILURE_RE)), re.I
+)
 # Tools whose result no rule reads unless it failed (an edit tool's is the whole file).
 _UNREAD_TOOLS = frozenset({"Grep", "Glob", "LS", "WebFetch", "WebSearch", "TodoWrite"})
 
@@ -242,11 +246,15 @@ class Extractor:
 
     def _assistant(self, event: Event) -> None:
         if event.text.strip():
-            self.left_off = clean(event.text)[:ITEM_CHARS]
-            self.turn_text = clean(event.text)[:OUTCOME_CHARS]
+            flat = clean(event.text)
+            self.left_off = flat[:ITEM_CHARS]
+            self.turn_text = flat[:OUTCOME_CHARS]
             if len(event.text) >= 150 and len(_PLAN_ITEM_RE.findall(event.text)) >= 3:
-                self.plan = clean(event.text)[:ITEM_CHARS]
-            for sentence in _sentences(event.text):
+                self.plan = flat[:ITEM_CHARS]
+            # one scan of the whole text first: most of what an assistant says marks nothing,
+            # and a sentence can only match where the text does
+            marked = _MARKED_RE.search(event.text) is not None
+            for sentence in _sentences(event.text) if marked else ():
                 if len(sentence) < 25:
                     continue
                 decision = bool(_DECISION_RE.search(sentence))
@@ -307,10 +315,8 @@ class Extractor:
             if isinstance(data.get("subject"), str):
                 item.text = clean(data["subject"])[:400]
         elif name in _SHELL_TOOLS:
-            command = data.get("command") or data.get("cmd")
-            if isinstance(command, list):
-                command = " ".join(str(c) for c in command)
-            if isinstance(command, str):
+            command = shell_command(data)
+            if command is not None:
                 claim = _CLAIM_RE.search(command)
                 if claim:
                     self.task_id = claim.group(1) or claim.group(2)
@@ -421,19 +427,12 @@ class Extractor:
             self._tracker(data, event.text)
         if name == "ExitPlanMode" and isinstance(data.get("plan"), str):
             # the plan the user approved (a rejected one is an error result, handled above)
-            spec = _parse_spec("approved plan", data["plan"], steps=True)
-            if spec:
-                self.specs.pop(spec.ref, None)
-                self.specs[spec.ref] = spec
-                while len(self.specs) > KEEP_SPECS:
-                    self.specs.popitem(last=False)
+            self._add_spec(_parse_spec("approved plan", data["plan"], steps=True))
             return
         spec_ref = None
         if name in _SHELL_TOOLS:
-            command = data.get("command") or data.get("cmd")
-            if isinstance(command, list):
-                command = " ".join(str(c) for c in command)
-            if isinstance(command, str):
+            command = shell_command(data)
+            if command is not None:
                 match = _SPEC_COMMAND_RE.search(command)
                 if match:
                     spec_ref = clean(match.group(0))[:120]
@@ -443,20 +442,21 @@ class Extractor:
                 spec_ref = _relative(path, self.cwd)
         if spec_ref:
             for ref, text in _split_specs(spec_ref, event.text):
-                spec = _parse_spec(ref, text)
-                if spec:
-                    self.specs.pop(ref, None)
-                    self.specs[ref] = spec
-                    while len(self.specs) > KEEP_SPECS:
-                        self.specs.popitem(last=False)
+                self._add_spec(_parse_spec(ref, text))
+
+    def _add_spec(self, spec: Spec | None) -> None:
+        """The newest spec last; a spec shown again moves there, the oldest past KEEP_SPECS go."""
+        if spec:
+            self.specs.pop(spec.ref, None)
+            self.specs[spec.ref] = spec
+            while len(self.specs) > KEEP_SPECS:
+                self.specs.popitem(last=False)
 
     def _checks(self, data: dict[str, Any], output: str, failed: bool) -> None:
         """The runs that verify the work (tests, linters, type checks, builds) with the count
         they reported, and the commits made: what a resuming agent re-runs and builds on."""
-        command = data.get("command") or data.get("cmd")
-        if isinstance(command, list):
-            command = " ".join(str(c) for c in command)
-        if not isinstance(command, str):
+        command = shell_command(data)
+        if command is None:
             return
         first = clean(command.strip().splitlines()[0] if command.strip() else "")
         if "commit" in first:  # git commit, or a script that commits, prints "[branch sha] …"
@@ -474,10 +474,8 @@ class Extractor:
 
     def _tracker(self, data: dict[str, Any], output: str) -> None:
         """Items of a task tracker driven from the shell (beads), as open work."""
-        command = data.get("command") or data.get("cmd")
-        if isinstance(command, list):
-            command = " ".join(str(c) for c in command)
-        if not isinstance(command, str) or "bd " not in command:
+        command = shell_command(data)
+        if command is None or "bd " not in command:
             return
         for kind, item_id, title in _BD_READY_RE.findall(output):
             self._track(item_id, title, "open", kind)

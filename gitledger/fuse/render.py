@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import InvalidInput
 from ..text import cut
@@ -198,13 +199,48 @@ def _spec_sections(snap: Snapshot) -> list[_Section]:
     return out
 
 
-def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_Section]:
-    items = []
-    for item in snap.open_items:
-        mark = {"in_progress": "[doing] ", "active": "[doing] ", "blocked": "[blocked] "}.get(
-            item.status, ""
-        )
-        items.append(mark + clean(item.text))
+# The sections after the specs, in priority order: (key, heading, short heading, quota, noun for
+# the "left out" line, options). Their items come from ``_items``.
+_LISTED: tuple[tuple[str, str, str, int, str, dict[str, Any]], ...] = (
+    ("answers", "THE PERSON'S ANSWERS AND CHOICES:", "ANSWERED:", 3, "answers", {"verbatim": True}),
+    ("constraints", "CONSTRAINTS:", "RULES:", 4, "constraints", {"verbatim": True}),
+    ("outcomes", "REPORTED AT THE END OF A TURN (newest first):", "REPORTED:", 3, "reports", {}),
+    ("decisions", "DECISIONS AND FINDINGS:", "DECIDED:", 4, "decisions", {}),
+    ("checks", "CHECKS RUN AND COMMITS (newest first):", "CHECKED:", 1, "checks", {"first": False}),
+    ("pitfalls", "PITFALLS:", "FAILED:", 1, "pitfalls", {}),
+    ("subagents", "SUB-AGENT RESULTS:", "AGENTS:", 2, "agent results", {}),
+    (
+        "requests",
+        "THE PERSON'S REQUESTS (newest first):",
+        "ASKED:",
+        1,
+        "requests",
+        {"verbatim": True},
+    ),
+    ("left_off", "LEFT OFF:", "AT:", 1, "left-off", {}),
+    (
+        "names",
+        "NAMES THE EDITS BROUGHT IN (newest file first):",
+        "NAMES:",
+        0,
+        "named files",
+        {"verbatim": True, "first": False},
+    ),
+    ("files", "FILES EDITED:", "FILES:", 6, "files", {"inline": True, "paths": True}),
+    ("history", "EARLIER GOALS:", "WAS:", 0, "earlier goals", {"first": False}),
+    # Memory is a hint, never the task line: last, labelled, and the first to go.
+    (
+        "hints",
+        "HINTS FROM MEMORY (may be stale; the lines above win):",
+        "HINTS:",
+        0,
+        "hints",
+        {"first": False},
+    ),
+)
+
+
+def _left_off(snap: Snapshot) -> list[str]:
     left = []
     if snap.left_off:
         left.append(_prose(snap.left_off))
@@ -212,111 +248,39 @@ def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_
         left.append("plan: " + _prose(snap.plan))
     if snap.last_action:
         left.append("last action: " + _action(snap.last_action))
-    agents = [_agent_item(r) for r in reversed(snap.subagent_results)]
+    return left
+
+
+def _items(snap: Snapshot, hints: list[str]) -> dict[str, list[str]]:
+    """The items of each section in ``_LISTED``, newest first where a list has an order."""
+    return {
+        "answers": [_item(a) for a in reversed(snap.answers)],
+        "constraints": [_item(c) for c in reversed(snap.constraints)],
+        "outcomes": [_prose(o, _AGENT_CHATTER_RE) for o in reversed(snap.outcomes)],
+        "decisions": [_item(d) for d in reversed(snap.decisions)],
+        "checks": [_action(c) for c in reversed(snap.checks)][:4],
+        "pitfalls": [_action(p) for p in reversed(snap.pitfalls)][:3],
+        "subagents": [_agent_item(r) for r in reversed(snap.subagent_results)],
+        "requests": _requests(snap),
+        "left_off": _left_off(snap),
+        "names": _named_items(snap.edited_names)[:5],
+        "files": _files(snap.files_edited),
+        "history": [clean(g) for g in reversed(snap.goal_history)],
+        "hints": [clean(h) for h in hints],
+    }
+
+
+def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_Section]:
+    marks = {"in_progress": "[doing] ", "active": "[doing] ", "blocked": "[blocked] "}
+    items = [marks.get(i.status, "") + clean(i.text) for i in snap.open_items]
+    listed = _items(snap, hints)
     sections = [
         _Section("task", "LINKED TASK:", "TASK:", [clean(t) for t in task_lines], 6, "task"),
         _Section("open", "OPEN ITEMS:", "OPEN:", items, 4, "open"),
         *_spec_sections(snap),
-        _Section(
-            "answers",
-            "THE PERSON'S ANSWERS AND CHOICES:",
-            "ANSWERED:",
-            [_item(a) for a in reversed(snap.answers)],
-            3,
-            "answers",
-            verbatim=True,
-        ),
-        _Section(
-            "constraints",
-            "CONSTRAINTS:",
-            "RULES:",
-            [_item(c) for c in reversed(snap.constraints)],
-            4,
-            "constraints",
-            verbatim=True,
-        ),
-        _Section(
-            "outcomes",
-            "REPORTED AT THE END OF A TURN (newest first):",
-            "REPORTED:",
-            [_prose(o, _AGENT_CHATTER_RE) for o in reversed(snap.outcomes)],
-            3,
-            "reports",
-        ),
-        _Section(
-            "decisions",
-            "DECISIONS AND FINDINGS:",
-            "DECIDED:",
-            [_item(d) for d in reversed(snap.decisions)],
-            4,
-            "decisions",
-        ),
-        _Section(
-            "checks",
-            "CHECKS RUN AND COMMITS (newest first):",
-            "CHECKED:",
-            [_action(c) for c in reversed(snap.checks)][:4],
-            1,
-            "checks",
-            first=False,
-        ),
-        _Section(
-            "pitfalls",
-            "PITFALLS:",
-            "FAILED:",
-            [_action(p) for p in reversed(snap.pitfalls)][:3],
-            1,
-            "pitfalls",
-        ),
-        _Section("subagents", "SUB-AGENT RESULTS:", "AGENTS:", agents, 2, "agent results"),
-        _Section(
-            "requests",
-            "THE PERSON'S REQUESTS (newest first):",
-            "ASKED:",
-            _requests(snap),
-            1,
-            "requests",
-            verbatim=True,
-        ),
-        _Section("left_off", "LEFT OFF:", "AT:", left, 1, "left-off"),
-        _Section(
-            "names",
-            "NAMES THE EDITS BROUGHT IN (newest file first):",
-            "NAMES:",
-            _named_items(snap.edited_names)[:5],
-            0,
-            "named files",
-            verbatim=True,
-            first=False,
-        ),
-        _Section(
-            "files",
-            "FILES EDITED:",
-            "FILES:",
-            _files(snap.files_edited),
-            6,
-            "files",
-            inline=True,
-            paths=True,
-        ),
-        _Section(
-            "history",
-            "EARLIER GOALS:",
-            "WAS:",
-            [clean(g) for g in reversed(snap.goal_history)],
-            0,
-            "earlier goals",
-            first=False,
-        ),
-        # Memory is a hint, never the task line: last, labelled, and the first to go.
-        _Section(
-            "hints",
-            "HINTS FROM MEMORY (may be stale; the lines above win):",
-            "HINTS:",
-            [clean(h) for h in hints],
-            0,
-            "hints",
-            first=False,
+        *(
+            _Section(key, heading, short, listed[key], quota, noun, **options)
+            for key, heading, short, quota, noun, options in _LISTED
         ),
     ]
     _dedupe(clean(snap.goal), sections)

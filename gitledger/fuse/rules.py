@@ -284,12 +284,19 @@ def _pitfall_key(text: str) -> str:
     return head if failed else text
 
 
-def _command_head(name: str, data: dict[str, Any]) -> str:
-    """What identifies 'the same kind of command' for a failure and its fix: tool and 2 words."""
+def shell_command(data: dict[str, Any]) -> str | None:
+    """The command line of a shell tool's input (``command``, Codex's ``cmd``, a list of words
+    joined), or None when the input holds none."""
     command = data.get("command") or data.get("cmd")
     if isinstance(command, list):
         command = " ".join(str(c) for c in command)
-    if not isinstance(command, str):
+    return command if isinstance(command, str) else None
+
+
+def _command_head(name: str, data: dict[str, Any]) -> str:
+    """What identifies 'the same kind of command' for a failure and its fix: tool and 2 words."""
+    command = shell_command(data)
+    if command is None:
         return ""
     words = [w for w in command.split() if not w.startswith(("-", "2>", ">", "&"))]
     return f"{name} {' '.join(words[:2])}" if words else ""
@@ -343,14 +350,16 @@ def edit_names(data: dict[str, Any]) -> list[str]:
     new, old = "\n".join(new_parts), "\n".join(old_parts)
     if not new:
         return []
-    before = set(_IDENT_RE.findall(old))
+    before = set(_IDENT_RE.findall(old)) if old else set()
     declared = [n for n in _DECLARATION_RE.findall(new) if len(n) >= 6 and n not in before]
-    used = [] if "content" in data and not old else _IDENT_RE.findall(new)
-    out: list[str] = []
-    for name in [*declared, *(n for n in used if _compound(n) and n not in before)]:
-        if name not in out:
-            out.append(name)
-    return out[:NAMES_PER_FILE]
+    used = {} if "content" in data and not old else dict.fromkeys(_IDENT_RE.findall(new))
+    out = dict.fromkeys(declared)
+    for name in used:
+        if len(out) >= NAMES_PER_FILE:
+            break
+        if name not in before and _compound(name):
+            out[name] = None
+    return list(out)[:NAMES_PER_FILE]
 
 
 def _relative(path: str, cwd: str | None) -> str:
@@ -379,4 +388,5 @@ __all__ = [
     "edit_names",
     "is_check",
     "request_text",
+    "shell_command",
 ]

@@ -1,7 +1,7 @@
 """Replay the boundary judge over labelled sessions and score it.
 
     python benchmarks/judge_replay.py [--corpus DIR] [--eval FILE] [--json FILE] [--show-misses]
-        [--sets NAMES] [--model NAME] [--process N]
+        [--sets NAMES] [--model NAME] [--process N] [--hook N] [--process-only]
 
 Two kinds of labelled data, scored alike and reported per set, per kind and all together:
 
@@ -30,8 +30,10 @@ Per set it prints: boundary windows caught and false NEXT with the rules alone, 
 steps the rules mark unsure (what a model would be asked about), and the reach: the share of
 windows holding a NEXT or an unsure step (what rules plus a model could catch at best); and the
 median time the judge takes per step in the process. ``--process N`` also times N steps of the
-development set as whole ``gitledger judge step`` processes (start-up included), as a hook runs
-it.
+development set as whole ``gitledger judge step`` processes (start-up included), each on a fresh
+cut with no ledger (as ``score_judge.py`` runs it: a whole read); ``--hook N`` times N steps of
+each session as a hook in a session runs them (a ledger exists, the transcript grows at one path,
+so the judge reads on from where its cache left off); ``--process-only`` skips the scoring.
 """
 
 from __future__ import annotations
@@ -237,6 +239,52 @@ def time_processes(
     return walls, cpus, errors
 
 
+def time_hook(
+    labels_path: Path, roots: Sequence[Path], count: int
+) -> tuple[list[float], list[float], list[float], list[float], int]:
+    """Time ``gitledger judge step --transcript T --floor 0 --json`` as a hook runs it in a
+    session: a ledger exists (so the judge keeps its read cache and settings beside it), and the
+    transcript grows at one path, cut after each of the development set's labelled steps in
+    order, ``count`` steps of each session. Returns (wall ms, CPU ms) of the first step of each
+    session (nothing kept yet: a whole read), then of the others, and the errors."""
+    import os
+    import subprocess
+    import tempfile
+
+    data = json.loads(labels_path.read_text(encoding="utf-8"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    cold_wall: list[float] = []
+    cold_cpu: list[float] = []
+    walls: list[float] = []
+    cpus: list[float] = []
+    errors = 0
+    with tempfile.TemporaryDirectory() as folder:
+        env["GITLEDGER_DIR"] = str(Path(folder) / "ledger")
+        subprocess.run(
+            [sys.executable, "-m", "gitledger", "init"], env=env, capture_output=True, check=True
+        )
+        for number, transcript in enumerate(data["transcripts"]):
+            lines = transcript_path(roots, transcript["file"]).read_bytes().splitlines(True)
+            cut = Path(folder) / f"session-{number}.jsonl"
+            argv = [sys.executable, "-m", "gitledger", "judge", "step", "--transcript", str(cut)]
+            argv += ["--floor", "0", "--json"]
+            for index, step in enumerate(transcript["steps"][: count + 1]):
+                cut.write_bytes(b"".join(lines[: int(step["line"]) + 1]))
+                started = time.perf_counter()
+                process = subprocess.Popen(
+                    argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+                )
+                _pid, status, usage = os.wait4(process.pid, 0)
+                wall = (time.perf_counter() - started) * 1000.0
+                cpu = (usage.ru_utime + usage.ru_stime) * 1000.0
+                errors += os.waitstatus_to_exitcode(status) != 0
+                if number == 0 and index == 0:
+                    continue  # the warm-up run that writes the bytecode
+                (cold_wall if index == 0 else walls).append(wall)
+                (cold_cpu if index == 0 else cpus).append(cpu)
+    return cold_wall, cold_cpu, walls, cpus, errors
+
+
 def windows(results: Sequence[Judged]) -> list[list[Judged]]:
     """Each N with the E steps directly before it (in judged order, within one set)."""
     found: list[list[Judged]] = []
@@ -396,6 +444,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also time N development-set steps as whole `gitledger judge step` processes",
     )
     parser.add_argument(
+        "--hook",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also time N steps of each development-set session as a hook in a session runs "
+        "them (a ledger, the transcript growing at one path: the read cache at work)",
+    )
+    parser.add_argument(
         "--process-only",
         action="store_true",
         help="with --process: only the whole-process timing, no scoring",
@@ -424,7 +480,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         "arms": {},
     }
-    for arm, model in arms.items() if not (args.process_only and args.process) else ():
+    timing_only = args.process_only and (args.process or args.hook)
+    for arm, model in arms.items() if not timing_only else ():
         results: list[Judged] = []
         started = time.perf_counter()
         if use_eval:
@@ -466,6 +523,28 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"\nwhole process (`gitledger judge step --transcript CUT`): {len(walls)} steps, "
             f"median {p['wall_ms_median']:.0f} ms wall ({p['cpu_ms_median']:.0f} ms CPU), "
             f"max {p['wall_ms_max']:.0f} ms, {errors} errors; load average {load:.1f}"
+        )
+    if args.hook and use_eval:
+        cold_wall, cold_cpu, walls, cpus, errors = time_hook(args.eval, roots, args.hook)
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+        report["hook"] = {
+            "sessions": len(cold_wall),
+            "steps": len(walls),
+            "errors": errors,
+            "first_wall_ms_median": statistics.median(cold_wall) if cold_wall else 0.0,
+            "first_cpu_ms_median": statistics.median(cold_cpu) if cold_cpu else 0.0,
+            "wall_ms_median": statistics.median(walls) if walls else 0.0,
+            "cpu_ms_median": statistics.median(cpus) if cpus else 0.0,
+            "wall_ms_max": max(walls) if walls else 0.0,
+            "load_average": load,
+        }
+        h = report["hook"]
+        print(
+            f"\nas a hook in a session (a ledger, the transcript growing): {len(walls)} steps "
+            f"after the first of {len(cold_wall)} sessions, median {h['wall_ms_median']:.0f} ms "
+            f"wall ({h['cpu_ms_median']:.0f} ms CPU), max {h['wall_ms_max']:.0f} ms; the first "
+            f"step of a session {h['first_wall_ms_median']:.0f} ms wall "
+            f"({h['first_cpu_ms_median']:.0f} ms CPU); {errors} errors; load average {load:.1f}"
         )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")

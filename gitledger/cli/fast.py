@@ -231,6 +231,34 @@ def find_ledger(explicit: str | None) -> Path | None:
     return location.path if location is not None else None
 
 
+def cache_folder(explicit: str | None, cwd: object) -> Path | None:
+    """Where the step judge keeps its transcript read cache: ``gitledger-judge/`` in the ledger
+    it reads its settings from (``--ledger``, else the project of the payload's ``cwd`` or of
+    the working directory), if that ledger exists; None (read whole) otherwise, and always
+    with GITLEDGER_JUDGE=0."""
+    from ..judge.cache import CACHE_DIR
+    from ..judge.state import load_config
+
+    if not load_config(None).enabled:
+        return None
+    where: Path | None = Path(explicit) if explicit else None
+    if where is None:
+        from .. import paths
+        from ..errors import UnsafeLedger
+
+        folder = None
+        if isinstance(cwd, str) and cwd and "\x00" not in cwd and os.path.isdir(cwd):
+            folder = Path(cwd)
+        try:
+            location = paths.discover(folder)
+        except (UnsafeLedger, OSError, ValueError):
+            return None
+        where = location.path if location is not None else None
+    if where is None or not (where / "HEAD").is_file():
+        return None
+    return where / CACHE_DIR
+
+
 def _hook_ledger(explicit: str | None, cwd: object, actor: str | None, session: object) -> Ledger:
     """The hook's ledger; its writes name the session as the agent (unless GITLEDGER_AGENT pins
     one)."""
@@ -259,7 +287,8 @@ def step(
     """``gitledger judge step`` (see its help): judge the step, print the verdict. A
     ``LedgerError`` is the caller's to report (``--hook`` only changes how)."""
     from ..errors import InvalidInput
-    from ..judge.contexts import context_from_messages, step_context
+    from ..judge.cache import read_step_context
+    from ..judge.contexts import context_from_messages
     from ..judge.shapes import SAME, Verdict
     from ..judge.step import gate, judge_step
 
@@ -269,10 +298,17 @@ def step(
     if raw_step is not None and not isinstance(raw_step, dict):
         raise InvalidInput('The payload\'s "step" must be an object {"text", "calls"}.')
     context: StepContext | None
+    kept = None  # the transcript's read cache, to save once the judge is known to be on
     if "messages" in payload:
         context = context_from_messages({**payload, **({"window": window} if window else {})})
     else:
-        context = step_context(transcript, step=raw_step, window=window)
+        context, kept = read_step_context(
+            transcript,
+            step=raw_step,
+            window=window,
+            cache=cache_folder(ledger_path, payload.get("cwd")) if transcript else None,
+        )
+    enabled: bool | None = None  # unknown until the settings are read
     # Most steps are skipped for reasons no setting changes (no text, first of a turn, …):
     # those never open the ledger, which is most of a hook's cost.
     early = gate(context, floor=0) if context is not None else None
@@ -281,10 +317,14 @@ def step(
     elif early is not None:
         verdict = early
     else:
+        from ..judge.cache import CACHE_DIR
         from ..judge.state import config_at, load_config
 
         where = find_ledger(ledger_path)
-        config = config_at(where) if where is not None else load_config(None)
+        # The settings read last time are kept beside the read cache, in the same ledger.
+        kept_in = where / CACHE_DIR if where is not None and load_config(None).enabled else None
+        config = config_at(where, kept_in) if where is not None else load_config(None)
+        enabled = config.enabled
         if not config.enabled:
             verdict = Verdict(
                 SAME, "the judge is disabled (enabled=false)", "off", False, by="gate"
@@ -303,6 +343,13 @@ def step(
             verdict = judge_step(
                 context, floor=config.floor if floor is None else floor, model=judge_model
             )
+    if kept is not None:
+        # A disabled judge keeps nothing; a step skipped before the settings were read only
+        # extends a cache an enabled judge started.
+        if enabled is False:
+            kept.drop()
+        elif enabled or kept.exists:
+            kept.save()
     saved = None
     if checkpoint and verdict.is_next and context is not None:
         from ..judge.hook import checkpoint as take_checkpoint
@@ -340,6 +387,7 @@ def step(
 
 __all__ = [
     "STEP_PAYLOAD_BYTES",
+    "cache_folder",
     "find_ledger",
     "is_file",
     "parse_step",

@@ -96,7 +96,9 @@ _EXPORTS: dict[str, str] = {
     "contexts_from_events": "gitledger.judge.contexts",
     "last_step_context": "gitledger.judge.contexts",
     "step_from_payload": "gitledger.judge.contexts",
-    "step_context": "gitledger.judge.contexts",
+    "step_context": "gitledger.judge.cache",
+    "read_step_context": "gitledger.judge.cache",
+    "CACHE_DIR": "gitledger.judge.cache",
     "context_from_messages": "gitledger.judge.contexts",
     "JUDGE_REF_PREFIX": "gitledger.judge.state",
     "CONFIG_REF": "gitledger.judge.state",
@@ -128,6 +130,11 @@ __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
 if TYPE_CHECKING:  # for type checkers: the names above, statically
+    from .cache import (  # noqa: F401
+        CACHE_DIR,
+        read_step_context,
+        step_context,
+    )
     from .calls import (  # noqa: F401
         ASK_TOOLS,
         EDIT_TOOLS,
@@ -145,7 +152,6 @@ if TYPE_CHECKING:  # for type checkers: the names above, statically
         contexts_from_events,
         last_step_context,
         read_message,
-        step_context,
         step_from_payload,
         window_for,
     )

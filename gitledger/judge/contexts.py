@@ -52,31 +52,39 @@ def _usage_tokens(usage: Any) -> int | None:
     return sum(p or 0 for p in parts)
 
 
-def contexts_from_events(
-    events: Iterable[Any], *, window: int | None = None, last_only: bool = False
-) -> list[StepContext]:
-    """Every assistant step of a transcript (``gitledger.transcripts`` events), in order.
+class StepReader:
+    """Reads transcript events into assistant steps; can be saved and resumed (``judge.cache``).
 
     A step is one model response: the run of assistant events between two tool results or
     prompts (Claude Code writes each content block of a response as a record of its own). The
     history of a step starts at the latest compaction, as the model saw it. Sub-agent events are
-    left out: only the main conversation is judged.
+    left out: only the main conversation is judged. With ``last_only`` only the latest step is
+    kept (a hook judges the latest step: copying each history is quadratic).
     """
-    history: list[Message] = []
-    steps: list[tuple[list[Message], list[Any], dict[str, Any]]] = []
-    state: dict[str, Any] = {
-        "compacted": False,
-        "work": True,
-        "post_tokens": None,
-        "turn_steps": 0,
-    }
-    group: list[Any] = []
-    tokens_seen: list[int | None] = []
-    model_name: str | None = None
-    last_tokens: int | None = None
 
-    def close_group() -> None:
-        nonlocal last_tokens
+    def __init__(self, *, last_only: bool = False) -> None:
+        self.last_only = last_only
+        self.history: list[Message] = []
+        self.epoch = 0  # counts compactions: a step's history is a prefix of this epoch's
+        self.steps: list[tuple[list[Message], list[Any], dict[str, Any]]] = []
+        self.state: dict[str, Any] = {
+            "compacted": False,
+            "work": True,
+            "post_tokens": None,
+            "turn_steps": 0,
+        }
+        self.group: list[Any] = []
+        # Results (and harness notes) that arrive between two blocks of one response are held:
+        # when the next block belongs to the same response, the step goes on.
+        self.held: list[Any] = []
+        self.past_default = False  # some usage went past the default window
+        self.model_name: str | None = None
+        self.last_tokens: int | None = None
+        self.last_assistant_text: str | None = None
+        self.last_epoch = 0  # the epoch of the latest step kept
+
+    def _close_group(self) -> None:
+        group, state = self.group, self.state
         if not group:
             return
         text = "\n".join(e.text for e in group if e.text.strip())
@@ -85,9 +93,10 @@ def contexts_from_events(
         for event in group:
             tokens = _usage_tokens(event.usage) or tokens
         if tokens is None:
-            tokens = last_tokens
-        last_tokens = tokens
-        tokens_seen.append(tokens)
+            tokens = self.last_tokens
+        self.last_tokens = tokens
+        if tokens and tokens > DEFAULT_WINDOW:
+            self.past_default = True
         if state["compacted"] and state["post_tokens"] is None:
             state["post_tokens"] = tokens
         info = {
@@ -98,17 +107,19 @@ def contexts_from_events(
             "work": state["work"],
             "post_tokens": state["post_tokens"],
         }
-        if last_only:
-            steps.clear()  # a hook judges the latest step: copying each history is quadratic
-        steps.append((list(history), list(group), info))
-        history.append(Message("assistant", text, calls))
+        if self.last_only:
+            self.steps.clear()
+        self.steps.append((list(self.history), list(group), info))
+        self.last_epoch = self.epoch
+        self.history.append(Message("assistant", text, calls))
         state["turn_steps"] += 1
         if state["compacted"] and any(not is_read_only(c) for c in calls):
             state["work"] = True
         group.clear()
 
-    def take(event: Any) -> None:
+    def _take(self, event: Any) -> None:
         kind = event.kind
+        history, state = self.history, self.state
         if kind == "tool_result":
             history.append(Message("tool_result", "", (), bool(event.is_error)))
         elif kind == "user":
@@ -119,56 +130,75 @@ def contexts_from_events(
                 if not event.queued:
                     state["turn_steps"] = 0
         elif kind == "compact_boundary":
-            history.clear()
+            self.history = []
+            self.epoch += 1
             state.update(compacted=True, work=False, post_tokens=None, turn_steps=0)
         elif kind == "summary":
             history.append(Message("summary", event.text))
 
-    # Results (and harness notes) that arrive between two blocks of one response are held: when
-    # the next block belongs to the same response, the step goes on.
-    held: list[Any] = []
+    def flush(self) -> None:
+        self._close_group()
+        for waiting in self.held:
+            self._take(waiting)
+        self.held.clear()
 
-    def flush() -> None:
-        close_group()
-        for waiting in held:
-            take(waiting)
-        held.clear()
-
-    for event in events:
+    def feed(self, event: Any) -> None:
+        if event.kind == "assistant":
+            self.last_assistant_text = event.text
         if getattr(event, "sidechain", False):
-            continue
+            return
+        group = self.group
         if event.kind == "assistant":
             if event.model:
-                model_name = event.model
-            if held and not (event.message_id and group[-1].message_id == event.message_id):
-                flush()  # a new response after results: the step before it is over
+                self.model_name = event.model
+            if self.held and not (event.message_id and group[-1].message_id == event.message_id):
+                self.flush()  # a new response after results: the step before it is over
             group.append(event)
-            continue
+            return
         if group and group[-1].message_id and event.kind in ("tool_result", "attachment", "system"):
-            held.append(event)
-            continue
-        flush()
-        take(event)
-    flush()
-    size = window or window_for(tokens_seen, model_name)
-    out = []
-    for past, _group, info in steps:
-        message_text = "\n".join(e.text for e in _group if e.text.strip())
-        calls = tuple(Call(c.name, dict(c.input)) for e in _group for c in e.tool_calls)
-        out.append(
-            StepContext(
-                history=tuple(past),
-                step=Step(message_text, calls),
-                context_tokens=info["tokens"],
-                window=size,
-                first_in_turn=info["first"],
-                ends_turn=info["ends"],
-                after_compaction=info["compacted"],
-                work_since_compaction=info["work"],
-                post_compaction_tokens=info["post_tokens"],
+            self.held.append(event)
+            return
+        self.flush()
+        self._take(event)
+
+    def contexts(self, window: int | None = None) -> list[StepContext]:
+        """Every step read (the latest only with ``last_only``), once reading is over."""
+        self.flush()
+        if window:
+            size = window
+        elif self.model_name and "[1m]" in self.model_name.lower():
+            size = LARGE_WINDOW
+        else:
+            size = LARGE_WINDOW if self.past_default else DEFAULT_WINDOW
+        out = []
+        for past, group, info in self.steps:
+            message_text = "\n".join(e.text for e in group if e.text.strip())
+            calls = tuple(Call(c.name, dict(c.input)) for e in group for c in e.tool_calls)
+            out.append(
+                StepContext(
+                    history=tuple(past),
+                    step=Step(message_text, calls),
+                    context_tokens=info["tokens"],
+                    window=size,
+                    first_in_turn=info["first"],
+                    ends_turn=info["ends"],
+                    after_compaction=info["compacted"],
+                    work_since_compaction=info["work"],
+                    post_compaction_tokens=info["post_tokens"],
+                )
             )
-        )
-    return out
+        return out
+
+
+def contexts_from_events(
+    events: Iterable[Any], *, window: int | None = None, last_only: bool = False
+) -> list[StepContext]:
+    """Every assistant step of a transcript (``gitledger.transcripts`` events), in order (see
+    ``StepReader``)."""
+    reader = StepReader(last_only=last_only)
+    for event in events:
+        reader.feed(event)
+    return reader.contexts(window)
 
 
 def last_step_context(path: Any, *, window: int | None = None) -> StepContext | None:
@@ -210,35 +240,6 @@ def step_from_payload(data: Mapping[str, Any]) -> Any:
     if isinstance(tokens, int) and tokens >= 0:
         usage = Usage(input_tokens=tokens)
     return Event(kind="assistant", text=text, tool_calls=tuple(calls), usage=usage, source="hook")
-
-
-def step_context(
-    transcript: Any | None,
-    *,
-    step: Mapping[str, Any] | None = None,
-    window: int | None = None,
-) -> StepContext | None:
-    """The step to judge: the one a hook handed over (after the transcript), else the
-    transcript's last assistant step. None when there is no step at all."""
-    from pathlib import Path
-
-    from ..transcripts import read_events
-
-    events: list[Any] = []
-    try:
-        readable = transcript is not None and Path(transcript).is_file()
-    except (OSError, ValueError):  # a path too long for the file system is no transcript
-        readable = False
-    if readable and transcript is not None:
-        events = list(read_events(Path(transcript)))
-    if step is not None:
-        pending = step_from_payload(step)
-        last = next((e for e in reversed(events) if e.kind == "assistant"), None)
-        # The transcript may already hold the step (Claude Code writes it asynchronously).
-        if last is None or last.text.strip() != pending.text.strip() or not pending.text.strip():
-            events.append(pending)
-    contexts = contexts_from_events(events, window=window, last_only=True)
-    return contexts[-1] if contexts else None
 
 
 def context_from_messages(payload: Mapping[str, Any]) -> StepContext:
@@ -289,11 +290,11 @@ def context_from_messages(payload: Mapping[str, Any]) -> StepContext:
 
 __all__ = [
     "SUMMARY_PREFIX",
+    "StepReader",
     "context_from_messages",
     "contexts_from_events",
     "last_step_context",
     "read_message",
-    "step_context",
     "step_from_payload",
     "window_for",
 ]

@@ -167,18 +167,78 @@ def _write_json(
     )
 
 
-def config_at(path: Any) -> JudgeConfig:
+def config_at(path: Any, cache: Any | None = None) -> JudgeConfig:
     """The settings of the ledger at ``path`` (a bare repository), or the defaults if it has
     none. Reads the store directly: the step judge runs on every step of a session and should
-    not pay for loading the task model."""
+    not pay for loading the task model. With ``cache`` (the judge's cache folder) the settings
+    read last time are used while the settings ref has not moved (``_config_stamp``), which
+    spares the step judge opening the store at all."""
     from pathlib import Path
 
+    path = Path(path)
+    if not (path / "HEAD").exists():
+        return _with_env(JudgeConfig())
+    stamp = _config_stamp(path) if cache is not None else None
+    if cache is not None:
+        kept = _cached_settings(Path(cache), stamp)
+        if kept is not None:
+            return _with_env(JudgeConfig.from_dict(kept) if kept else JudgeConfig())
     from ..gitstore import GitStore
 
-    if not (Path(path) / "HEAD").exists():
-        return _with_env(JudgeConfig())
-    data, _ = _read_store(GitStore(Path(path)), CONFIG_REF)
-    return _with_env(JudgeConfig.from_dict(data) if data else JudgeConfig())
+    data, _ = _read_store(GitStore(path), CONFIG_REF)
+    config = _with_env(JudgeConfig.from_dict(data) if data else JudgeConfig())
+    if cache is not None:
+        _keep_settings(Path(cache), stamp, (data or {}) if config.enabled else None)
+    return config
+
+
+CONFIG_CACHE = "settings.json"
+
+
+def _config_stamp(path: Any) -> list[int]:
+    """A fingerprint of where the settings ref can be: its loose-ref file and packed-refs.
+    Git replaces either by renaming a new file over it, so while inode, size and mtime of both
+    are unchanged the ref has not moved (the reasoning of ``gitstore.raw.RefsStamp``)."""
+    import os
+
+    out: list[int] = []
+    for name in (CONFIG_REF, "packed-refs"):
+        try:
+            st = os.stat(path / name)
+            out += [st.st_mtime_ns, st.st_ino, st.st_size]
+        except OSError:
+            out += [0, 0, 0]
+    return out
+
+
+def _cached_settings(cache: Any, stamp: Any) -> dict[str, Any] | None:
+    import json
+
+    try:
+        kept = json.loads((cache / CONFIG_CACHE).read_bytes())
+        if kept.get("stamp") == stamp and isinstance(kept.get("settings"), dict):
+            return dict(kept["settings"])
+    except (OSError, ValueError, AttributeError):
+        pass
+    return None
+
+
+def _keep_settings(cache: Any, stamp: Any, data: Mapping[str, Any] | None) -> None:
+    """Keep the settings read for ``stamp``; None (a disabled judge, which keeps nothing)
+    removes what was kept."""
+    import contextlib
+    import json
+    import os
+
+    if data is None:
+        with contextlib.suppress(OSError):
+            (cache / CONFIG_CACHE).unlink()
+        return
+    with contextlib.suppress(OSError, ValueError, TypeError):
+        cache.mkdir(exist_ok=True)
+        temporary = cache / f"{CONFIG_CACHE}.{os.getpid()}.tmp"
+        temporary.write_text(json.dumps({"stamp": stamp, "settings": dict(data or {})}))
+        os.replace(temporary, cache / CONFIG_CACHE)
 
 
 def load_config(ledger: Any | None) -> JudgeConfig:

@@ -937,3 +937,21 @@ def test_long_results_no_rule_reads_are_left_undecoded_and_change_nothing(
     for event in read_events(path, stats=counted, skip_result=extractor.ignores_result):
         extractor.feed(event)
     assert counted.unread_results == 2  # the Edit's file copy and the plain Read
+
+
+def test_a_commit_keeps_its_message_body_and_a_check_its_summary_counts(session: Session) -> None:
+    session.user("Ship the filter.")
+    message = (
+        "feat: filter skill loads\n\n- Add minimalDetailTools for Skill and Read\n"
+        "Skill is a special case: it injects a text block.\n\n"
+        "Co-Authored-By: Claude <noreply@anthropic.com>"
+    )
+    command = f"git add a.go && git commit -m \"$(cat <<'EOF'\n{message}\nEOF\n)\""
+    session.call("Bash", {"command": command}, "[main 105b2f8] feat: filter skill loads\n 1 file")
+    session.call("Bash", {"command": "bun run test 2>&1 | tail -5"}, " 1309 pass\n 0 fail\n")
+    snap = session.snapshot()
+    assert snap.checks == [
+        "Committed 105b2f8 on main: feat: filter skill loads. - Add minimalDetailTools for Skill "
+        "and Read Skill is a special case: it injects a text block.",
+        "bun run test 2>&1 | tail -5 -> 1309 pass; 0 fail",
+    ]

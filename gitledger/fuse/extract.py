@@ -55,6 +55,7 @@ from .rules import (
     _pitfall_key,
     _relative,
     _split_specs,
+    commit_body,
     edit_names,
     is_check,
     request_text,
@@ -461,13 +462,19 @@ class Extractor:
         first = clean(command.strip().splitlines()[0] if command.strip() else "")
         if "commit" in first:  # git commit, or a script that commits, prints "[branch sha] …"
             for branch, sha, subject in _COMMIT_OUT_RE.findall(output[:4_000]):
-                self.checks.add(f"Committed {sha} on {branch}: {clean(subject)[:200]}", key=sha)
+                # the message's body is the assistant's own account of what the commit does
+                body = commit_body(command, subject)
+                item = f"Committed {sha} on {branch}: {clean(subject)[:200]}"
+                self.checks.add(f"{item}. {body}" if body else item, key=sha)
         if not is_check(first):
             return
         # a runner prints its counts at the end: its last lines are enough
         tail = _TAG_RE.sub(" ", output[-CHECK_TAIL:])
         counts = [clean(m) for m in _COUNT_RE.findall(tail)] if _COUNT_WORD_RE.search(tail) else []
-        result = counts[-1] if counts else ("failed" if failed else "ok")
+        # its summary: the last counts it printed, one a line ("1309 pass", "0 fail") or several
+        # on one ("3 failed, 1306 passed")
+        last = list(dict.fromkeys(counts[-3:]))
+        result = "; ".join(last) if counts else ("failed" if failed else "ok")
         if failed and counts:
             result += " (failed)"
         self.checks.add(f"{cut(first, 160)} -> {cut(result, 120)}", key=_check_key(first))

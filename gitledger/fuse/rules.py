@@ -159,6 +159,31 @@ CHECK_TAIL = 800  # bytes of a check's output read for its counts (runners print
 _COMMIT_OUT_RE = re.compile(
     r"^\[([\w./+-]{1,80})(?: \(root-commit\))? ([0-9a-f]{7,12})\] (.+)$", re.M
 )
+# The message a commit command writes: a heredoc (``-m "$(cat <<'EOF' … EOF)"``, ``-F - <<EOF``)
+# or its ``-m`` arguments.
+_HEREDOC_RE = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?\s*\n(.*?)\n\s*\1\b", re.S)
+_MESSAGE_ARG_RE = re.compile(r"""(?:^|\s)-m\s*(?:"((?:[^"\\]|\\.)*)"|'([^']*)')""")
+_TRAILER_RE = re.compile(
+    r"^\s*(?:[\w-]+-by:|Co-Authored-By:|Change-Id:|🤖|Generated with\b).*$", re.I | re.M
+)
+COMMIT_BODY_CHARS = 600
+
+
+def commit_body(command: str, subject: str) -> str:
+    """What a commit's message says beyond its subject (the assistant's own account of the
+    change), trailers left out; empty when the command holds no message."""
+    found = _HEREDOC_RE.search(command)
+    if found:
+        message = found.group(2)
+    else:
+        parts = [a or b for a, b in _MESSAGE_ARG_RE.findall(command)]
+        message = "\n\n".join(p.replace('\\"', '"') for p in parts if not p.startswith("$("))
+    message = _TRAILER_RE.sub("", message).strip()
+    first, _, rest = message.partition("\n")
+    head, said = clean(first), clean(subject)
+    if head and (head.startswith(said[:60]) or said.startswith(head)):
+        message = rest
+    return clean(message)[:COMMIT_BODY_CHARS]
 
 
 _QUOTED_RE = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"|\$\(cat <<.*", re.S)
@@ -383,8 +408,10 @@ def _goal_from_summary(text: str) -> str:
 
 
 __all__ = [
+    "COMMIT_BODY_CHARS",
     "MIN_OUTCOME",
     "NAMES_PER_FILE",
+    "commit_body",
     "edit_names",
     "is_check",
     "request_text",

@@ -828,3 +828,47 @@ def test_a_long_list_is_a_plan_not_pieces_asked_for() -> None:
     ]
     verdict = judge.judge_rules(history, Step("Now part7 w7a w7b.", (edit("p7"),)))
     assert verdict.rule != "list-item"
+
+
+def test_turning_to_the_next_piece_a_request_joins_with_then_is_next() -> None:
+    request = Message(
+        "user",
+        "Open a tracker ticket for the flaky upload test, then link that ticket in the release notes.",
+    )
+    history = [
+        request,
+        said("", Call("mcp__tracker__create_ticket", {"title": "Flaky upload test"})),
+    ]
+    step = Step("Opened TICK-12. Now let me link it in the release notes.", (read_call("n"),))
+    verdict = judge.judge_rules(history, step)
+    assert verdict.decision == NEXT and verdict.rule == "joined-piece"
+    # Also joins pieces ("Can we …? Also …").
+    asked = Message("user", "Can we log the retry failures? Also rename the upload helper module.")
+    worked = [asked, said("Logging first.", edit("net.py"))]
+    verdict = judge.judge_rules(worked, Step("Now rename the upload helper module.", (edit("u"),)))
+    assert verdict.decision == NEXT and verdict.rule == "joined-piece"
+
+
+@pytest.mark.parametrize(
+    ("history_texts", "step_text"),
+    [
+        # Nothing done since the request: the first move is the start, not a boundary.
+        ([], "Now let me link it in the release notes."),
+        # Still on the first piece.
+        (["Opening the ticket."], "Now the ticket for the flaky upload test."),
+        # The later piece was turned to already: saying it again is no move.
+        (["Now let me link it in the release notes."], "Now the release notes link."),
+    ],
+)
+def test_a_joined_request_without_a_move_is_same(history_texts: list[str], step_text: str) -> None:
+    request = Message(
+        "user",
+        "Open a tracker ticket for the flaky upload test, then link that ticket in the release notes.",
+    )
+    history: list[Message] = [request]
+    for text in history_texts:
+        history.append(said(text, Call("mcp__tracker__create_ticket", {"title": "x"})))
+    if not history_texts:
+        history.append(said("", read_call("t")))
+    verdict = judge.judge_rules(history, Step(step_text, (read_call("n"),)))
+    assert verdict.rule != "joined-piece" and verdict.decision == SAME

@@ -366,6 +366,25 @@ def list_items(text: str) -> list[str]:
     return items
 
 
+# Pieces a request joins in words: "create the issue, then reference it in the reply", "Can we
+# add logging? Also, …". A split point is "then" after a comma, dash, "and" or a sentence's end,
+# or "also" opening a sentence.
+_JOINED_RE: Any = _Lazy(
+    r"(?:[,;:]|\s[-–—]|\band|[.!?])\s+then\b[,:]?|(?:^|[.!?]\s+|\n\s*)also\b[,:]?",
+    re.IGNORECASE,
+)
+# A sentence that turns to work: "Now let me reply to the comment", "Next, the docs".
+TURN_RE: Any = _Lazy(r"^[\s*_#>-]*(?:now|next|then|moving on|on to)\b", re.IGNORECASE)
+
+
+def joined_pieces(text: str) -> list[str]:
+    """The pieces a request joins with "then" or "also" (see ``_JOINED_RE``), in order; empty
+    when it joins fewer than two."""
+    text = text[:TEXT_LIMIT]
+    parts = [p.strip() for p in _JOINED_RE.split(text)]
+    return [p for p in parts if p] if len([p for p in parts if p]) >= 2 else []
+
+
 __all__ = [
     "ANSWER_RE",
     "ASK_RE",
@@ -386,11 +405,13 @@ __all__ = [
     "START_BEFORE_RE",
     "START_CJK_RE",
     "TEXT_LIMIT",
+    "TURN_RE",
     "TextFacts",
     "asks_person",
     "completions",
     "headings_of",
     "is_checkup",
+    "joined_pieces",
     "list_items",
     "piece_refs",
     "sentences",

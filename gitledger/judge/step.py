@@ -17,11 +17,13 @@ from .pieces import (
     HEADING_START_RE,
     OPENS_RE,
     TEXT_LIMIT,
+    TURN_RE,
     _starts_of,
     _text_facts,
     asks_person,
     headings_of,
     is_checkup,
+    joined_pieces,
     list_items,
     sentences,
     words_of,
@@ -189,6 +191,49 @@ def _moves_down_the_list(history: Sequence[Message], text: str) -> str | None:
     return f"item {current + 1} of the list was worked on and the step opens item {target + 1}"
 
 
+def _turns_to_a_joined_piece(history: Sequence[Message], text: str) -> str | None:
+    """The person's latest request joins pieces with "then" or "also" (``joined_pieces``), work
+    was done since it, and a sentence of the step that turns to work ("Now let me reply to the
+    comment") names a later piece that nothing since the request turned to: which, or None."""
+    for index in range(len(history) - 1, -1, -1):
+        message = history[index]
+        if message.role != "user" or message.queued or message.text.lstrip().startswith("<"):
+            continue
+        if list_items(message.text):
+            return None  # a list: the list rule reads it
+        pieces = joined_pieces(message.text)
+        break
+    else:
+        return None
+    if not 2 <= len(pieces) <= MAX_ITEMS:
+        return None
+    items = [words_of(piece) for piece in pieces]
+
+    def turned_to(said: str) -> set[int]:
+        found = set()
+        for sentence in sentences(said[:TEXT_LIMIT]):
+            if TURN_RE.match(sentence):
+                best = _best_item(words_of(sentence), items)
+                if best is not None:
+                    found.add(best)
+        return found
+
+    targets = turned_to(text)
+    if not targets:
+        return None
+    worked = False
+    before: set[int] = set()
+    for message in history[index + 1 :]:
+        if message.role != "assistant":
+            continue
+        before |= turned_to(message.text)
+        worked = worked or any(_kind(c) != "read" for c in message.calls)
+    later = sorted(t for t in targets if t > 0 and t not in before)
+    if not worked or not later:
+        return None
+    return f"the person asked for pieces in turn and the step turns to piece {later[0] + 1}"
+
+
 MAX_ITEMS = 8
 SHORT_GO_AHEAD = 12  # words: "fix both", "yes, do 1 and 3 please"
 REQUEST_LOOKBACK = 1  # the person's latest message: what this turn asked for
@@ -322,6 +367,9 @@ def judge_rules(history: Sequence[Message], step: Step) -> Verdict:
     moved = _moves_down_the_list(history, text)
     if moved is not None:
         return Verdict(NEXT, moved, "list-item")
+    joined = _turns_to_a_joined_piece(history, text)
+    if joined is not None:
+        return Verdict(NEXT, joined, "joined-piece")
     if ANSWER_RE.search(text[:TEXT_LIMIT]) and (
         _worked_this_turn(history) or any(_kind(c) == "write" for c in step.calls)
     ):

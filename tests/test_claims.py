@@ -593,7 +593,11 @@ def test_ready_offers_lapsed_claims(
     mark = "[claim lapsed: Test Person (agent agent-one)]"
     assert mark in line[ledger.short_id(quiet.id)]
     assert "[claim" not in line[ledger.short_id(waiting.id)]
-    assert len(ledger.ready(limit=1)) == 1 and ledger.ready(limit=1)[0].id == quiet.id
+    assert [t.id for t in ledger.ready(limit=1)] == [quiet.id]
+    # A lapsed claim behind the last open task the limit keeps is not in the page.
+    urgent = ledger.create("Urgent and open", priority=0)
+    assert [t.id for t in ledger.ready(limit=1)] == [urgent.id]
+    assert [t.id for t in ledger.ready(limit=2)] == [urgent.id, quiet.id]
     # It is offered to be taken: claim takes the lapsed claim over.
     taken = json.loads(
         run_cli("--agent", "two", "task", "claim", quiet.id, "--json", env=lease).stdout

@@ -16,7 +16,9 @@ throughput), then times whole processes, as a user or an agent runs them:
 Each figure is the median of ``--repeat`` runs; ratios are against the floor's median. The index
 file's size is read from disk. Tasks: random goals from a small vocabulary, criteria, next
 actions, labels, priorities; 60% open, 10% active, 10% blocked, 20% done; a fifth depend on an
-earlier task, so ready has something to decide.
+earlier task, a tenth are children of an earlier unfinished task (an epic waits for them), and
+every active task is claimed by an agent, half of the claims lapsed (held_at long past) and half
+live (now), so ready has something to decide: dependencies, open children and lapsed claims.
 """
 
 from __future__ import annotations
@@ -54,6 +56,8 @@ def new_id(rng: random.Random) -> str:
 def make_tasks(n: int, seed: int, start: int = 0) -> list[dict[str, Any]]:
     rng = random.Random(seed)
     tasks: list[dict[str, Any]] = []
+    unfinished: list[str] = []  # ids a child may go under (a done parent has no open children)
+    live = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime())
     for i in range(n):
         goal_words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 9)))
         roll = rng.random()
@@ -81,8 +85,15 @@ def make_tasks(n: int, seed: int, start: int = 0) -> list[dict[str, Any]]:
         }
         if status == "blocked":
             task["blocker"] = "waits on " + rng.choice(WORDS)
+        if status == "active":  # a claim by an agent: half lapsed long ago, half live
+            task.update(owner="bench", agent=f"agent-{i % 7}@bench")
+            task["held_at"] = STAMP if rng.random() < 0.5 else live
         if tasks and rng.random() < 0.2:
             task["dependencies"] = [rng.choice(tasks)["id"]]
+        if unfinished and rng.random() < 0.1:
+            task["parent"] = rng.choice(unfinished)
+        if status != "done":
+            unfinished.append(task["id"])
         tasks.append(task)
     return tasks
 

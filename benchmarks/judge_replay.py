@@ -245,7 +245,8 @@ def time_hook(
     """Time ``gitledger judge step --transcript T --floor 0 --json`` as a hook runs it in a
     session: a ledger exists (so the judge keeps its read cache and settings beside it), and the
     transcript grows at one path, cut after each of the development set's labelled steps in
-    order, ``count`` steps of each session. Returns (wall ms, CPU ms) of the first step of each
+    order, the last ``count`` + 1 of each session (late in a session, where the transcript is
+    long). Returns (wall ms, CPU ms) of the first step of each
     session (nothing kept yet: a whole read), then of the others, and the errors."""
     import os
     import subprocess
@@ -261,18 +262,26 @@ def time_hook(
     with tempfile.TemporaryDirectory() as folder:
         env["GITLEDGER_DIR"] = str(Path(folder) / "ledger")
         subprocess.run(
-            [sys.executable, "-m", "gitledger", "init"], env=env, capture_output=True, check=True
+            [sys.executable, "-m", "gitledger", "init"],
+            env=env,
+            capture_output=True,
+            check=True,
+            cwd=folder,
         )
         for number, transcript in enumerate(data["transcripts"]):
             lines = transcript_path(roots, transcript["file"]).read_bytes().splitlines(True)
             cut = Path(folder) / f"session-{number}.jsonl"
             argv = [sys.executable, "-m", "gitledger", "judge", "step", "--transcript", str(cut)]
             argv += ["--floor", "0", "--json"]
-            for index, step in enumerate(transcript["steps"][: count + 1]):
+            for index, step in enumerate(transcript["steps"][-(count + 1) :]):
                 cut.write_bytes(b"".join(lines[: int(step["line"]) + 1]))
                 started = time.perf_counter()
                 process = subprocess.Popen(
-                    argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env
+                    argv,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    env=env,
+                    cwd=folder,
                 )
                 _pid, status, usage = os.wait4(process.pid, 0)
                 wall = (time.perf_counter() - started) * 1000.0

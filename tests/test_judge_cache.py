@@ -154,3 +154,27 @@ def test_changed_settings_are_seen_through_the_settings_cache(
     assert json.loads(run_cli(*step).stdout)["rule"] == "below-floor"
     assert run_cli("judge", "config", "floor=40").returncode == 0
     assert json.loads(run_cli(*step).stdout)["decision"] == "NEXT"
+
+
+def test_a_run_beside_another_does_not_write_and_a_dead_runs_lock_is_taken_over(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    from gitledger.judge import cache
+
+    path, folder = tmp_path / "t.jsonl", tmp_path / "cache"
+    session().write(path)
+    cached(path, folder)
+    state = next(folder.glob("*.json"))
+    before = state.read_bytes()
+    lock = state.with_suffix(".lock")
+    lock.write_bytes(b"")  # another run is writing
+    with path.open("a", encoding="utf-8") as out:
+        out.write(json.dumps(Transcript().user("More.").records[0]) + "\n")
+    assert cached(path, folder) == whole(path)
+    assert state.read_bytes() == before and lock.exists()
+    old = lock.stat().st_mtime - cache.STALE_LOCK_SECONDS - 1
+    os.utime(lock, (old, old))  # that run died
+    assert cached(path, folder) == whole(path)
+    assert state.read_bytes() != before and not lock.exists()

@@ -16,7 +16,7 @@ A cache that does not match — another file at that path, a transcript rewritte
 offset or shorter than it, a log that does not hold what the state says, a format version it
 does not know — is ignored and the transcript read whole, which gives the same verdict. A run
 that cannot take the cache's lock (a hook of the same step running beside it) reads and judges
-but does not write. Only Claude Code transcripts are read this way; other formats are read
+but does not write; a lock older than a minute (its run died) is taken over. Only Claude Code transcripts are read this way; other formats are read
 whole by ``gitledger.transcripts``.
 
 Reading whole also skips the records the judge never reads without decoding them: a line whose
@@ -220,18 +220,16 @@ class _Cache:
         """Write the state ``capture`` noted; any failure leaves the cache as it was."""
         if self.snapshot is None:
             return
-        try:
-            import fcntl
-        except ImportError:  # no advisory locks here: no cache
-            return
+        lock = self.folder / f"{self.key}.lock"
         with contextlib.suppress(OSError, ValueError):
             self.folder.mkdir(exist_ok=True)
-            with open(self.folder / f"{self.key}.lock", "ab") as lock:
-                try:
-                    fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except OSError:
-                    return  # another run of this step is writing it
+            if not _take_lock(lock):
+                return  # another run of this step is writing it
+            try:
                 self._write(self.snapshot)
+            finally:
+                with contextlib.suppress(OSError):
+                    lock.unlink()
 
     def drop(self) -> None:
         """Remove this transcript's cache (the judge is disabled: it keeps nothing)."""
@@ -293,6 +291,28 @@ class _Cache:
             }
         except (OSError, ValueError, KeyError, TypeError):
             return None
+
+
+# A lock left by a run that died (a hook killed at its timeout) is taken over after this long.
+STALE_LOCK_SECONDS = 60.0
+
+
+def _take_lock(lock: Path) -> bool:
+    """Create ``lock`` exclusively (no fcntl: importing it costs a hook more than the write)."""
+    import time
+
+    for _ in range(2):
+        try:
+            os.close(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+            return True
+        except FileExistsError:
+            try:
+                if time.time() - os.stat(lock).st_mtime < STALE_LOCK_SECONDS:
+                    return False
+                os.unlink(lock)
+            except OSError:
+                return False
+    return False
 
 
 # --- reading -----------------------------------------------------------------------------------

@@ -71,18 +71,7 @@ def judge_group() -> None:
 )
 @json_option
 @click.pass_context
-def step_cmd(
-    ctx: click.Context,
-    transcript: Path | None,
-    floor: float | None,
-    model: str | None,
-    window: int | None,
-    checkpoint: bool,
-    session: str | None,
-    hook: bool,
-    with_prompt: bool,
-    as_json: bool,
-) -> None:
+def step_cmd(ctx: click.Context, /, **options: Any) -> None:
     """Is the assistant's latest step moving on from a finished piece to another?
 
     Prints NEXT or SAME and the reason. As a hook it reads the payload on stdin
@@ -95,27 +84,15 @@ def step_cmd(
     from . import fast
 
     obj = ctx.find_root().obj or {}
-    options: dict[str, Any] = {
-        "transcript": transcript,
-        "floor": floor,
-        "model": model,
-        "window": window,
-        "checkpoint": checkpoint,
-        "session": session,
-        "hook": hook,
-        "with_prompt": with_prompt,
-        "as_json": as_json,
-        "ledger_path": obj.get("ledger_path"),
-        "actor": obj.get("actor"),
-    }
+    options.update(ledger_path=obj.get("ledger_path"), actor=obj.get("actor"))
     # The body is gitledger.cli.fast's, which a hook's `judge step` runs without click.
-    if hook:
+    if options["hook"]:
         from ..hooks import never_fail
 
-        with never_fail("judge step", "judged SAME"), errors(as_json):
+        with never_fail("judge step", "judged SAME"), errors(options["as_json"]):
             fast.step(**options)
         return
-    with errors(as_json):
+    with errors(options["as_json"]):
         fast.step(**options)
 
 

@@ -21,27 +21,28 @@ import hashlib
 import json
 import os
 import re
-import shlex
 import sys
 import time
-import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import paths
-from .changes import Change, commit_message, diff_tasks, stamp_clock
+from .changes import Change, commit_message, diff_tasks
+from .claims import (
+    claim_state,
+    format_duration,
+    held_stamp,
+    hold_claim,
+    holder_text,
+    machine_name,
+    reassign,
+)
 from .errors import (
     AmbiguousId,
-    ClaimConflict,
-    CorruptRecord,
-    Fix,
-    GateRefused,
     IdempotencyConflict,
     InvalidInput,
-    LedgerError,
     NoLedger,
     StorageError,
     TaskNotFound,
@@ -49,43 +50,43 @@ from .errors import (
     VersionConflict,
     VersionNotFound,
 )
-from .gates import check_reassign, check_update
-from .gitstore import GitStore, RefMoved, commit_exists, git_identity, refs_stamp
+from .gates import check_update
+from .gitstore import GitStore, RefMoved, git_identity, refs_stamp
+from .keys import keyed, keyed_task, record_key
 from .model import (
     ID_LENGTH,
     ID_PATTERN,
     MIN_SHORT_ID,
     PREFIX_PATTERN,
-    PRIORITY_MAX,
-    PRIORITY_MIN,
-    RECORD_FILES,
     SCALAR_FIELDS,
     SET_FIELDS,
     STATUSES,
-    Entry,
-    Evidence,
     HybridClock,
     Task,
-    check_label,
     check_text,
-    criteria_hash,
     encode_record,
     format_line,
-    new_entry_id,
     new_id,
     now_iso,
     read_record,
-    record_from_files,
     render_markdown,
 )
-from .refs import KEYS_PREFIX, TASKS_DIR, TASKS_PREFIX, task_ref
+from .refs import TASKS_DIR, TASKS_PREFIX, task_ref
 from .text import one_line
+from .updates import (
+    WRITE_ATTEMPTS,
+    UpdateEdits,
+    apply_edits,
+    check_priority,
+    clean_labels,
+    optional_text,
+    renamed,
+    unique,
+)
+from .verify import Problem, VerifyReport, check_evidence_commit
 
 if TYPE_CHECKING:
     from .index import Index, SearchHit
-
-_WRITE_ATTEMPTS = 20
-_COMMIT_EVIDENCE = re.compile(r"^commit:([0-9a-fA-F]{7,40})\b")
 
 
 @dataclass(frozen=True)
@@ -110,96 +111,12 @@ class Version:
         }
 
 
-@dataclass
-class Problem:
-    ref: str
-    message: str
-
-    def to_dict(self) -> dict[str, str]:
-        return {"ref": self.ref, "message": self.message}
-
-
-@dataclass
-class VerifyReport:
-    tasks: int = 0
-    versions: int = 0
-    problems: list[Problem] = field(default_factory=list)
-    # Evidence citing a commit this project's repository lacks: listed, not a failure (the commit
-    # may be on another machine, not pushed yet).
-    unverified: list[Problem] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "tasks": self.tasks,
-            "versions": self.versions,
-            "problems": [p.to_dict() for p in self.problems],
-            "unverified": [p.to_dict() for p in self.unverified],
-        }
-
-
 def _hook_store(location: paths.Location) -> GitStore:
     """The store at ``location``, created (and said so on stderr) when it does not exist yet."""
     if not (location.path / "HEAD").exists():
         GitStore.init(location.path)
         sys.stderr.write(f"gitledger: created a ledger at {location.path.resolve()}\n")
     return GitStore(location.path, trust_config=location.trusted_config)
-
-
-@dataclass(frozen=True)
-class _Edit:
-    """The edits of one update, checked once by ``Ledger.update`` and applied to each version
-    it reads (named as ``edits.UPDATE_EDITS`` names them)."""
-
-    goal: str | None
-    criteria: str | None
-    status: str | None
-    next: str | None
-    blocker: str | None
-    owner: str | None
-    priority: int | None
-    parent: str | None
-    add_labels: list[str]
-    remove_labels: list[str]
-    notes: tuple[str, ...]
-    decisions: tuple[str, ...]
-    evidence: tuple[str, ...]
-    add_dependencies: list[str]
-    remove_dependencies: list[str]
-
-    @property
-    def empty(self) -> bool:
-        scalars = (self.goal, self.criteria, self.status, self.next, self.blocker, self.owner)
-        if any(v is not None for v in (*scalars, self.priority, self.parent)):
-            return False
-        lists = (self.add_labels, self.remove_labels, self.notes, self.decisions, self.evidence)
-        return not any((*lists, self.add_dependencies, self.remove_dependencies))
-
-
-# Keywords of Ledger.update before the edits had one spelling (edits.py): old name -> new.
-_RENAMED = {
-    "labels_add": "add_labels",
-    "labels_remove": "remove_labels",
-    "dependencies_add": "add_dependencies",
-    "dependencies_remove": "remove_dependencies",
-}
-
-
-def _renamed(deprecated: dict[str, Sequence[str]]) -> dict[str, Sequence[str]]:
-    out: dict[str, Sequence[str]] = {}
-    for old, value in deprecated.items():
-        new = _RENAMED.get(old)
-        if new is None:
-            raise TypeError(f"Ledger.update() got an unexpected keyword argument '{old}'")
-        warnings.warn(
-            f"Ledger.update({old}=...) is deprecated; use {new}=...", DeprecationWarning, 3
-        )
-        out[new] = value
-    return out
 
 
 class Ledger:
@@ -506,7 +423,7 @@ class Ledger:
         ``lapsed``, and ``claim`` takes it over); highest priority, then oldest, first."""
         lease = self.claim_lease()
         now = time.time()
-        found = self.index().ready(_bounds(limit)[0], lapsed_before=_iso(now - lease))
+        found = self.index().ready(_bounds(limit)[0], lapsed_before=held_stamp(now - lease))
         return [t for t in found if t.status == "open" or claim_state(t, lease, now) == "lapsed"]
 
     def search(self, query: str, limit: int | None = 20) -> list[Task]:
@@ -585,13 +502,6 @@ class Ledger:
             "task.md": render_markdown(task).encode("utf-8"),
         }
 
-    def _entries(self, texts: Iterable[str], kind: str, actor: str, at: str) -> list[Entry]:
-        return [
-            Entry(id=new_entry_id(), text=check_text(t, kind), at=at, actor=actor)
-            for t in texts
-            if _nonblank(t, kind)
-        ]
-
     def create(
         self,
         goal: str,
@@ -612,12 +522,12 @@ class Ledger:
         if not goal.strip():
             raise InvalidInput("A task needs a goal: say in a sentence what is to be achieved.")
         check_text(criteria, "criteria")
-        _check_priority(priority)
-        labels = _clean_labels(labels)
-        owner = _optional_text(owner, "owner")
-        next = _optional_text(next, "next")
+        check_priority(priority)
+        labels = clean_labels(labels)
+        owner = optional_text(owner, "owner")
+        next = optional_text(next, "next")
         parent_id = self.resolve(parent) if parent else None
-        deps = _unique(self.resolve(d) for d in dependencies)
+        deps = unique(self.resolve(d) for d in dependencies)
         request_hash = None
         if idempotency_key is not None:
             check_text(idempotency_key, "idempotency key", limit=512)
@@ -642,10 +552,10 @@ class Ledger:
             if idempotency_key is not None:
                 # The key's ref is written before the task's, so a create killed between the two
                 # is finished by its retry (same id) instead of making a second task.
-                keyed = self._keyed(idempotency_key)
-                if keyed is not None:
-                    key_task, key_hash = keyed
-                    existing = self._keyed_task(key_task)
+                known = keyed(self.store, idempotency_key)
+                if known is not None:
+                    key_task, key_hash = known
+                    existing = keyed_task(self.store, key_task)
                     known_hash = key_hash or (existing.request_hash if existing else None)
                     if known_hash is not None and known_hash != request_hash:
                         raise IdempotencyConflict(
@@ -657,14 +567,14 @@ class Ledger:
                         return existing
                     task_id = key_task  # the earlier create died after its key: finish it
             if task_id is None:
-                for _ in range(_WRITE_ATTEMPTS):
+                for _ in range(WRITE_ATTEMPTS):
                     task_id = new_id()
                     if self.store.tip(task_ref(task_id)) is None:
                         break
                 else:  # pragma: no cover - 100 random bits
                     raise StorageError("Could not find a free task id; try again.")
                 if idempotency_key is not None:
-                    self._record_key(idempotency_key, task_id, request_hash, (name, email))
+                    record_key(self.store, idempotency_key, task_id, request_hash, (name, email))
             at = now_iso()
             stamp = HybridClock.tick([])
             task = Task(
@@ -693,43 +603,6 @@ class Ledger:
                     f"Task ref {task_id} appeared while creating it; retry."
                 ) from exc
             return task
-
-    def _key_ref(self, key: str) -> str:
-        return KEYS_PREFIX + hashlib.sha256(key.encode("utf-8")).hexdigest()
-
-    def _keyed(self, key: str) -> tuple[str, str | None] | None:
-        """The task id (and request hash) an idempotency key names, if the key was used."""
-        tip = self.store.tip(self._key_ref(key))
-        if tip is None:
-            return None
-        data = self.store.read_files(tip, ("key.json",))["key.json"]
-        if data is None:
-            return None
-        raw = json.loads(data)
-        return str(raw["task_id"]), raw.get("request_hash")
-
-    def _keyed_task(self, task_id: str) -> Task | None:
-        task_tip = self.store.tip(task_ref(task_id))
-        if task_tip is None:
-            return None
-        first = list(self.store.first_parent_chain(task_tip))[-1]
-        original = self._read(first.oid, task_ref(task_id))
-        current = self._read(task_tip, task_ref(task_id))
-        # The request hash lives in the first version; the caller gets the task as it is now.
-        return current.replace(request_hash=original.request_hash)
-
-    def _record_key(
-        self, key: str, task_id: str, request_hash: str | None, author: tuple[str, str]
-    ) -> None:
-        body = json.dumps({"task_id": task_id, "request_hash": request_hash}).encode() + b"\n"
-        self.store.write(
-            self._key_ref(key),
-            {"key.json": body},
-            f"idempotency key for {task_id}\n",
-            author,
-            [],
-            None,
-        )
 
     def update(
         self,
@@ -770,8 +643,8 @@ class Ledger:
         (``edits.py``); ``labels_add``, ``labels_remove``, ``dependencies_add`` and
         ``dependencies_remove`` still work, with a ``DeprecationWarning``.
         """
-        extra = _renamed(deprecated)
-        edit = _Edit(
+        extra = renamed(deprecated)
+        edit = UpdateEdits(
             goal=goal,
             criteria=criteria,
             status=status,
@@ -780,8 +653,8 @@ class Ledger:
             owner=owner,
             priority=priority,
             parent=parent,
-            add_labels=_clean_labels([*add_labels, *extra.get("add_labels", ())]),
-            remove_labels=_clean_labels([*remove_labels, *extra.get("remove_labels", ())]),
+            add_labels=clean_labels([*add_labels, *extra.get("add_labels", ())]),
+            remove_labels=clean_labels([*remove_labels, *extra.get("remove_labels", ())]),
             notes=tuple(notes),
             decisions=tuple(decisions),
             evidence=tuple(evidence),
@@ -789,40 +662,11 @@ class Ledger:
             remove_dependencies=[*remove_dependencies, *extra.get("remove_dependencies", ())],
         )
         full = self.resolve(task_id)
-        if status is not None and status not in STATUSES:
-            raise InvalidInput(
-                f"Unknown status '{one_line(status, 30)}'. Use one of: {', '.join(STATUSES)}.",
-                field="status",
-            )
-        if goal is not None:
-            check_text(goal, "goal")
-            if not goal.strip():
-                raise InvalidInput("The goal cannot be blank.", field="goal")
-        for value, name in (
-            (criteria, "criteria"),
-            (next, "next"),
-            (blocker, "blocker"),
-            (owner, "owner"),
-        ):
-            if value is not None:
-                check_text(value, name)
-        if priority is not None:
-            _check_priority(priority)
-        for texts, kind in ((notes, "note"), (decisions, "decision"), (evidence, "evidence")):
-            for text in texts:
-                check_text(text, kind)
-        if edit.empty and _hold is None:  # a claim of an active task changes the hold alone
-            raise InvalidInput(
-                "Nothing to update: give at least one field, e.g. ",
-                Fix("status", "active"),
-                " or ",
-                Fix("notes"),
-                ".",
-            )
+        edit.check(hold=_hold)
         edit = dataclasses.replace(
             edit,
-            add_dependencies=_unique(self.resolve(d) for d in edit.add_dependencies),
-            remove_dependencies=_unique(self.resolve(d) for d in edit.remove_dependencies),
+            add_dependencies=unique(self.resolve(d) for d in edit.add_dependencies),
+            remove_dependencies=unique(self.resolve(d) for d in edit.remove_dependencies),
             parent=(self.resolve(parent) if parent else "") if parent is not None else None,
         )
         if expect_version is not None and expect_version < 1:
@@ -830,13 +674,13 @@ class Ledger:
                 "The expected version is a version number, 1 or more.", field="expect_version"
             )
         for text in evidence:
-            self._check_evidence_commit(text)
+            check_evidence_commit(self, text)
         name, email = self.author(actor)
         writer = self.agent_id(agent)
         ref = task_ref(full)
         lease = self.claim_lease() if owner is not None and _hold is None else 0.0
         with self.store.lock():
-            for _ in range(_WRITE_ATTEMPTS):
+            for _ in range(WRITE_ATTEMPTS):
                 tip = self._tip(full)
                 current = self._read(tip, ref)
                 if expect_version is not None and current.version != expect_version:
@@ -844,9 +688,9 @@ class Ledger:
                 at = now_iso()
                 step = edit
                 if owner is not None and _hold is None:
-                    step = self._reassign(current, edit, owner, name, writer, lease)
-                new = self._apply(current, step, at=at, actor=name)
-                new = _hold_claim(current, new, _hold, name, writer, at, owner is not None)
+                    step = reassign(current, edit, owner, name, writer, lease)
+                new = apply_edits(current, step, at=at, actor=name)
+                new = hold_claim(current, new, _hold, name, writer, at, owner is not None)
                 if current.conflicts:
                     # Setting a field a merge left in conflict resolves it: the conflict goes.
                     resolved = {
@@ -883,94 +727,11 @@ class Ledger:
                 return new
         raise StorageError(f"Task {full} kept changing under this update; try again.")
 
-    @staticmethod
-    def _reassign(
-        current: Task, edit: _Edit, owner: str, name: str, writer: str, lease: float
-    ) -> _Edit:
-        """An assignment (``owner``) checked by the reassign gate; one that drops another
-        holder's claim says whose in a note, as a steal does."""
-        new_owner = owner.strip() or None
-        state = claim_state(current, lease)
-        mine = current.owner == name and current.agent in (None, writer)
-        check_reassign(current, new_owner, state, mine, bool(edit.decisions))
-        if new_owner == current.owner or state not in ("live", "lapsed") or mine:
-            return edit
-        how = "live" if state == "live" else "lapsed"
-        note = (
-            f"Reassigned to {new_owner or 'nobody'}, dropping the {how} claim of "
-            f"{holder_text(current)}."
-        )
-        return dataclasses.replace(edit, notes=(*edit.notes, note))
-
-    def _apply(self, current: Task, edit: _Edit, *, at: str, actor: str) -> Task:
-        changes: dict[str, Any] = {}
-        for name in ("goal", "criteria", "status", "priority"):
-            if getattr(edit, name) is not None:
-                changes[name] = getattr(edit, name)
-        for name in ("next", "blocker", "owner"):
-            value = getattr(edit, name)
-            if value is not None:
-                changes[name] = value if value.strip() else None
-        if edit.parent is not None:
-            changes["parent"] = edit.parent or None
-        labels = [lb for lb in current.labels if lb not in edit.remove_labels]
-        labels += [lb for lb in edit.add_labels if lb not in labels]
-        changes["labels"] = labels
-        missing = [d for d in edit.remove_dependencies if d not in current.dependencies]
-        if missing:
-            raise InvalidInput(
-                f"Task {current.id} does not depend on {', '.join(missing)}; nothing to remove.",
-                field="dependencies",
-            )
-        deps = [d for d in current.dependencies if d not in edit.remove_dependencies]
-        deps += [d for d in edit.add_dependencies if d not in deps]
-        changes["dependencies"] = deps
-        new_criteria = changes.get("criteria", current.criteria)
-        changes["notes"] = current.notes + self._entries(edit.notes, "note", actor, at)
-        changes["decisions"] = current.decisions + self._entries(
-            edit.decisions, "decision", actor, at
-        )
-        changes["evidence"] = current.evidence + [
-            Evidence(
-                id=new_entry_id(),
-                text=text,
-                at=at,
-                actor=actor,
-                task_id=current.id,
-                criteria_hash=criteria_hash(new_criteria),
-            )
-            for text in edit.evidence
-            if _nonblank(text, "evidence")
-        ]
-        updated = current.replace(**changes)
-        clock = stamp_clock(current, updated)
-        return updated.replace(clock=clock, updated_at=at, actor=actor)
-
     def _lookup(self, task_id: str) -> Task | None:
         """The current version of ``task_id``, or None: how the gates read other tasks."""
         ref = task_ref(task_id)
         tip = self.store.tip(ref)
         return None if tip is None else self._read(tip, ref)
-
-    def _check_evidence_commit(self, text: str) -> None:
-        match = _COMMIT_EVIDENCE.match(text.strip())
-        if match and self.project_root is not None:
-            if not commit_exists(self.project_root, match.group(1)):
-                raise InvalidInput(
-                    f"Evidence cites commit {match.group(1)}, which this repository does not have."
-                )
-
-    def unverified_evidence(self, task: Task) -> list[str]:
-        """The commits ``task``'s evidence cites (``commit:SHA ...``) that this project's
-        repository does not have, or cannot check (no repository here): unverified evidence."""
-        out = []
-        for entry in task.evidence:
-            match = _COMMIT_EVIDENCE.match(entry.text.strip())
-            if match and (
-                self.project_root is None or not commit_exists(self.project_root, match.group(1))
-            ):
-                out.append(match.group(1))
-        return out
 
     def claim_lease(self) -> float:
         """Seconds a claim lives without a write by its holder (setting ``claim.lease``)."""
@@ -987,205 +748,41 @@ class Ledger:
         steal: bool = False,
         decision: str | None = None,
     ) -> Task:
-        """Take a task for this person's agent: the first claim wins, a second gets ClaimConflict.
+        """Take a task for this person's agent: the first claim wins, a second gets
+        ClaimConflict; a lapsed claim is taken over, a live one only with ``steal`` and a
+        ``decision`` (``claims.claim`` says how)."""
+        from . import claims
 
-        The claimant is the person (``actor``) *and* the agent (``agent_id``): two agents of one
-        person are two claimants. Claiming sets owner and agent and makes the task active. The
-        holder's re-claim writes nothing (``last_claim`` says "already yours"), unless its lease
-        had lapsed, which renews it. A claim whose holder wrote nothing for ``claim_lease()``
-        seconds has lapsed: the next claimant takes it, with a note naming the old holder. A live
-        claim is taken only with ``steal`` and a ``decision`` saying why. (With a remote,
-        ``sync.claim`` makes the claim count only once the push landed.)
-        """
-        full = self.resolve(task_id)
-        name, _email = self.author(actor)
-        holder = self.agent_id(agent)
-        if steal and not (decision and decision.strip()):
-            raise GateRefused(
-                "Taking a live claim needs a decision saying why: add ",
-                Fix("decision"),
-                ".",
-                rule="steal-needs-decision",
-                field="decision",
-            )
-        if decision is not None and not steal:
-            raise InvalidInput("--decision goes with --steal; to record one, use 'task update'.")
-        lease = self.claim_lease()
-        for _ in range(_WRITE_ATTEMPTS):
-            current = self._read(self._tip(full), task_ref(full))
-            if current.finished:
-                raise GateRefused(
-                    f"Task {full[:MIN_SHORT_ID]} is {current.status}; nothing to claim.",
-                    rule="claim-needs-unfinished",
-                    field="status",
-                )
-            state = claim_state(current, lease)
-            mine = current.owner == name and current.agent == holder
-            notes: list[str] = []
-            if mine and state == "live" and current.status != "open":
-                self.last_claim = "already yours"
-                return current
-            if mine:
-                outcome = "claimed" if current.status == "open" else "renewed"
-            elif state == "free" or (state == "assigned" and current.owner == name):
-                outcome = "claimed"
-            elif state == "lapsed":
-                outcome = "took over a lapsed claim"
-                notes.append(
-                    f"Took over the claim of {holder_text(current)}: it had lapsed (no write by "
-                    f"its holder since {current.held_at}, lease {format_duration(lease)})."
-                )
-            elif steal:
-                outcome = "stolen"
-                notes.append(f"Took the live claim of {holder_text(current)}.")
-            else:
-                raise ClaimConflict(
-                    f"Task {full[:MIN_SHORT_ID]} is already claimed by {holder_text(current)}"
-                    f"{_since(current)}; pick another with 'gitledger task ready', wait for its "
-                    f"lease ({format_duration(lease)} without a write) to lapse, or take it with "
-                    f"--steal --decision WHY."
-                )
-            try:
-                # expect_version makes the claim a compare-and-swap: of two racing claimants,
-                # one writes and the other re-reads, sees the holder and gets ClaimConflict.
-                task = self.update(
-                    full,
-                    status="active" if current.status == "open" else None,
-                    notes=notes,
-                    decisions=[decision] if steal and decision else [],
-                    expect_version=current.version,
-                    actor=actor,
-                    agent=holder,
-                    _hold="take",
-                )
-            except VersionConflict:
-                continue
-            self.last_claim = outcome
-            return task
-        raise StorageError(f"Task {full} kept changing while claiming it; try again.")
+        return claims.claim(self, task_id, actor=actor, agent=agent, steal=steal, decision=decision)
 
     def release(self, task_id: str, *, actor: str | None = None, agent: str | None = None) -> Task:
-        """Hand a claim back: owner and agent cleared, an active task open again.
+        """Hand a claim back: owner and agent cleared, an active task open again
+        (``claims.release``)."""
+        from . import claims
 
-        Only the holder releases a live claim (another agent takes one with ``claim(steal=True)``);
-        a lapsed claim anyone may release. Releasing an unclaimed task writes nothing
-        (``last_claim`` says "not claimed").
-        """
-        full = self.resolve(task_id)
-        name, _email = self.author(actor)
-        holder = self.agent_id(agent)
-        current = self.show(full)
-        state = claim_state(current, self.claim_lease())
-        if state == "free":
-            self.last_claim = "not claimed"
-            return current
-        mine = current.owner == name and (current.agent == holder or current.agent is None)
-        if not mine and state != "lapsed":
-            raise ClaimConflict(
-                f"Task {full[:MIN_SHORT_ID]} is claimed by {holder_text(current)}, not by "
-                f"{name} ({holder}); only its holder releases it. To take it over: 'gitledger "
-                f"task claim {full[:MIN_SHORT_ID]} --steal --decision WHY'."
-            )
-        task = self.update(
-            full,
-            status="open" if current.status == "active" else None,
-            expect_version=current.version,
-            actor=actor,
-            agent=holder,
-            _hold="release",
-        )
-        self.last_claim = "released"
-        return task
+        return claims.release(self, task_id, actor=actor, agent=agent)
 
     # --- checking -----------------------------------------------------------------------------
 
     def verify(self) -> VerifyReport:
         """Check every task: objects re-hash to their ids, records validate, versions chain; with
-        ``gitledger.requireSigned`` (or GITLEDGER_REQUIRE_SIGNED=1), every version is signed by a
-        key the user trusts (gpg.ssh.allowedSignersFile, or the gpg keyring)."""
-        report = VerifyReport()
-        require_signed = self.store.signing_required()
-        for name, tip in self.store.refs(TASKS_PREFIX):
-            leaf = name[len(TASKS_PREFIX) :]
-            if not ID_PATTERN.match(leaf):
-                report.problems.append(Problem(name, "not a gitledger task id (a foreign ref)"))
-                continue
-            report.tasks += 1
-            try:
-                versions: dict[str, int] = {}
-                infos = list(self.store.walk(tip))
-                for info in reversed(infos):  # oldest first, so parents are known
-                    self.store.check_objects(info.oid)
-                    files = self.store.read_files(info.oid, RECORD_FILES)
-                    record = record_from_files(files, where=name, commit=info.oid)[0]
-                    if record.id != leaf:
-                        raise CorruptRecord(f"version {record.version} says id {record.id}")
-                    expected = max((versions[p] for p in info.parents), default=0) + 1
-                    if record.version != expected:
-                        raise CorruptRecord(
-                            f"commit {info.oid[:12]} is version {record.version}, expected "
-                            f"{expected}: the version chain is broken"
-                        )
-                    versions[info.oid] = record.version
-                    report.versions += 1
-                    if require_signed:
-                        check = self.store.check_signature(info.oid)
-                        if check.status != "good":
-                            why = (
-                                f"version {record.version} (commit {info.oid[:12]}) {check.detail}"
-                            )
-                            if check.status == "unsigned":
-                                # Bulk writes (task import, memory import) never sign.
-                                why += (
-                                    ": written before signing was on (gitledger.sign), by "
-                                    "another tool, or by 'task import', which does not sign"
-                                )
-                            report.problems.append(Problem(name, why))
-                if infos:
-                    where = "no repository here to check" if self.project_root is None else ""
-                    for sha in self.unverified_evidence(record):
-                        report.unverified.append(
-                            Problem(
-                                name,
-                                f"evidence cites commit {sha}, "
-                                + (where or "which this repository does not have")
-                                + " (fetch it, or correct the evidence)",
-                            )
-                        )
-            except LedgerError as exc:
-                report.problems.append(Problem(name, exc.message))
-        for name, what in sorted(self.store.broken_refs(TASKS_PREFIX).items()):
-            report.tasks += 1
-            report.problems.append(Problem(name, self._broken_ref_advice(name, what)))
-        return report
+        ``gitledger.requireSigned``, every version is signed by a trusted key (``verify.verify``)."""
+        from . import verify
 
-    def _broken_ref_advice(self, name: str, what: str) -> str:
-        """What a broken task ref means and the command that restores it, when its newest
-        version is still in the object store (a ref file emptied by a crash keeps its commits)."""
-        leaf = name[len(TASKS_PREFIX) :]
-        said = f"the ref file {what}: the task is missing from listings, exports and backups"
-        versions = []
-        for info in self.store.lost_commits(f"Task: {leaf}\n"):
-            found = re.search(r"^Version: (\d+)$", info.message, re.M)
-            if found:
-                versions.append((int(found.group(1)), info.time, info.oid))
-        if not versions:
-            return f"{said}; no version of it is left here: restore it from a backup"
-        version, _when, oid = max(versions)
-        # git update-ref refuses a ref whose file is broken; rewriting the file is what works.
-        return (
-            f"{said}; its newest version left here is {version} (commit {oid}): restore it with "
-            f"echo {oid} > {shlex.quote(str(self.path / name))}"
-        )
+        return verify.verify(self)
+
+    def unverified_evidence(self, task: Task) -> list[str]:
+        """The commits ``task``'s evidence cites that this project's repository does not have,
+        or cannot check (``verify.unverified_evidence``)."""
+        from . import verify
+
+        return verify.unverified_evidence(self, task)
 
     def repair(self, older_than: float = 60.0) -> list[str]:
         """Remove ref lock files left by killed writers (only while no gitledger writer runs)."""
-        removed = []
-        with self.store.lock(timeout=5):
-            for lock in self.store.stale_ref_locks(older_than):
-                lock.unlink(missing_ok=True)
-                removed.append(str(lock.relative_to(self.path)))
-        return removed
+        from . import verify
+
+        return verify.repair(self, older_than)
 
 
 # --- helpers ----------------------------------------------------------------------------------
@@ -1243,117 +840,7 @@ def _filter_text(value: str | None, what: str) -> str | None:
     return value
 
 
-def _check_priority(priority: int) -> None:
-    if not isinstance(priority, int) or not PRIORITY_MIN <= priority <= PRIORITY_MAX:
-        raise InvalidInput(
-            f"Priority is {PRIORITY_MIN} (highest) to {PRIORITY_MAX} (lowest), not {priority!r}."
-        )
-
-
-def _clean_labels(labels: Sequence[str]) -> list[str]:
-    out: list[str] = []
-    for label in labels:
-        label = check_label(label.strip())
-        if label not in out:
-            out.append(label)
-    return out
-
-
-def _optional_text(value: str | None, name: str) -> str | None:
-    if value is None:
-        return None
-    check_text(value, name)
-    return value if value.strip() else None
-
-
-def _nonblank(text: str, kind: str) -> bool:
-    if not text.strip():
-        raise InvalidInput(f"A {kind} cannot be blank.")
-    return True
-
-
-def _unique(ids: Iterable[str]) -> list[str]:
-    out: list[str] = []
-    for task_id in ids:
-        if task_id not in out:
-            out.append(task_id)
-    return out
-
-
 # --- claims -----------------------------------------------------------------------------------
-
-
-def machine_name() -> str:
-    """This machine's name in claims (``GITLEDGER_NODE`` overrides the host name)."""
-    return os.environ.get("GITLEDGER_NODE") or os.uname().nodename or "localhost"
-
-
-def claim_state(task: Task, lease: float, now: float | None = None) -> str:
-    """``free`` (no owner), ``assigned`` (an owner but no agent's claim: ``--owner``, or a claim
-    from before claims named agents), ``live`` or ``lapsed`` (the holder wrote nothing for
-    ``lease`` seconds)."""
-    if not task.owner:
-        return "free"
-    if task.held_at is None:
-        return "assigned"
-    held = _epoch(task.held_at)
-    if held is None:
-        return "live"
-    return "lapsed" if (time.time() if now is None else now) - held > lease else "live"
-
-
-def holder_text(task: Task) -> str:
-    """Who holds a claim, as messages say it: ``alice (agent cli@laptop)``."""
-    if not task.owner:
-        return "nobody"
-    return f"{task.owner} (agent {task.agent})" if task.agent else task.owner
-
-
-def format_duration(seconds: float) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size and seconds % size == 0:
-            return f"{int(seconds // size)}{unit}"
-    return f"{seconds:g}s"
-
-
-def _since(task: Task) -> str:
-    return f" since {task.held_at[:16].replace('T', ' ')}" if task.held_at else ""
-
-
-def _iso(epoch: float) -> str:
-    """A time as ``held_at`` stamps are written (``model.now_iso``), so stamps compare as text."""
-    stamp = datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="milliseconds")
-    return stamp.replace("+00:00", "Z")
-
-
-def _epoch(stamp: str) -> float | None:
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def _hold_claim(
-    current: Task, new: Task, hold: str | None, name: str, writer: str, at: str, assigned: bool
-) -> Task:
-    """The claim fields of a new version: taken, released, dropped by an assignment, or the
-    holder's lease renewed by this write."""
-    if hold == "take":
-        held = new.replace(owner=name, agent=writer, held_at=at)
-    elif hold == "release":
-        held = new.replace(owner=None, agent=None, held_at=None)
-    elif assigned and new.owner != current.owner:
-        held = new.replace(agent=None, held_at=None)
-    elif current.held_at and current.owner == name and current.agent == writer:
-        return new.replace(held_at=at)
-    else:
-        return new
-    if (held.owner, held.agent) != (current.owner, current.agent):
-        # owner and agent are one claim: a merge decides them together by the owner's stamp
-        clock = dict(held.clock)
-        clock["owner"] = HybridClock.tick(list(held.clock.values()))
-        held = held.replace(clock=clock)
-    return held
 
 
 __all__ = [

@@ -25,9 +25,9 @@ LAYERS: list[set[str]] = [
     {"transcripts", "agents"},
     {"gitstore"},  # the only pygit2 importer
     {"model", "merge"},  # records and their format; the three-way merge
-    {"changes", "gates"},  # diffs, commit messages and clocks; every gate
-    {"index"},  # the disposable SQLite cache of the task refs
-    {"ledger"},
+    {"changes", "gates", "updates"},  # diffs, messages, clocks; every gate; an update's edits
+    {"derived", "index"},  # disposable SQLite caches; the task index
+    {"ledger", "claims", "keys", "verify"},  # the Ledger; claims, idempotency keys, verify
     # services on the ledger
     {"memory", "context", "transfer", "trackers", "graph", "changelog"},
     # the agent-facing machinery, and sync, which moves every kind of ref (it merges fuse refs)

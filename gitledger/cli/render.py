@@ -33,7 +33,7 @@ def task_lines(ledger: Ledger, tasks: list[Task], *, ready: bool = False) -> lis
 def lapsed_mark(task: Task) -> str:
     if task.status != "active":
         return ""
-    from ..ledger import holder_text
+    from ..claims import holder_text
 
     return f"  [claim lapsed: {one_line(holder_text(task), 80)}]"
 

@@ -209,7 +209,7 @@ def _emit_claim(ctx: click.Context, task, as_json: bool) -> None:  # type: ignor
     if as_json:
         print_json({**task_dict(task, ledger.short_id(task.id)), "claim": ledger.last_claim})
         return
-    from ..ledger import holder_text
+    from ..claims import holder_text
 
     short = ledger.short_id(task.id)
     said = {

@@ -236,7 +236,7 @@ def verify(ledger: Ledger) -> VerifyReport:
     """``Ledger.verify`` with the fuse's records checked too: a session whose latest snapshot does
     not read (a sync brought a damaged one) is a problem, named with its commit. The ledger layer
     cannot look at fuse refs itself (the fuse sits above it), so every interface verifies here."""
-    from ..ledger import Problem
+    from ..verify import Problem
 
     report = ledger.verify()
     for ref, commit, reason in problems(ledger):

@@ -247,7 +247,7 @@ def tools_list_json() -> str:
 def process_agent() -> str:
     """This server process's agent id, ``mcp-<random>@HOST``: two servers are two claimants.
     Pin it with GITLEDGER_AGENT in the server's ``env`` (or ``gitledger --agent ID mcp``)."""
-    from ..ledger import machine_name
+    from ..claims import machine_name
 
     return f"mcp-{secrets.token_hex(3)}@{machine_name()}"
 

@@ -70,13 +70,13 @@ class MemoryIndex:
 
     def _connect(self) -> sqlite3.Connection:
         if self._conn is None:
-            from ..index import open_derived_db
+            from ..derived import open_derived_db
 
             self._conn = open_derived_db(self.file, _SCHEMA, SCHEMA_VERSION, wal=True)
         return self._conn
 
     def delete(self) -> None:
-        from ..index import delete_derived_db
+        from ..derived import delete_derived_db
 
         if self._conn is not None:
             self._conn.close()
@@ -85,7 +85,7 @@ class MemoryIndex:
 
     def run(self, action: Callable[[sqlite3.Connection], _T]) -> _T:
         """Run ``action`` on a current index; a damaged file is rebuilt once, silently."""
-        from ..index import run_current
+        from ..derived import run_current
 
         return run_current(
             action,
@@ -99,7 +99,7 @@ class MemoryIndex:
         )
 
     def _refresh(self, conn: sqlite3.Connection) -> None:
-        from ..index import refs_changed, save_stamp, stamp_current, write_transaction
+        from ..derived import refs_changed, save_stamp, stamp_current, write_transaction
 
         stamp = refs_stamp(self.git_dir, MEMORY_DIR)
         encoded = stamp.encode()
@@ -138,7 +138,7 @@ class MemoryIndex:
         second write within one file-system tick is recorded by its own writer. Otherwise the
         next read rescans as usual.
         """
-        from ..index import stamp_current, write_transaction
+        from ..derived import stamp_current, write_transaction
 
         try:
             conn = self._connect()

@@ -162,7 +162,16 @@ def claim(
             field="decision",
         )
     if decision is not None and not steal:
-        raise InvalidInput("--decision goes with --steal; to record one, use 'task update'.")
+        raise InvalidInput(
+            Fix("decision"),
+            " goes with ",
+            Fix("steal"),
+            "; to record a decision without taking a claim, add it to an update (",
+            Fix("decisions"),
+            ").",
+            rule="decision-needs-steal",
+            field="decision",
+        )
     lease = ledger.claim_lease()
     for _ in range(WRITE_ATTEMPTS):
         current = ledger._read(ledger._tip(full), task_ref(full))
@@ -194,9 +203,14 @@ def claim(
         else:
             raise ClaimConflict(
                 f"Task {full[:MIN_SHORT_ID]} is already claimed by {holder_text(current)}"
-                f"{since(current)}; pick another with 'gitledger task ready', wait for its "
-                f"lease ({format_duration(lease)} without a write) to lapse, or take it with "
-                f"--steal --decision WHY."
+                f"{since(current)}; pick another of the ready tasks, wait for its lease "
+                f"({format_duration(lease)} without a write) to lapse, or take it with ",
+                Fix("steal"),
+                " and ",
+                Fix("decision"),
+                " saying why.",
+                rule="claim-held",
+                field="owner",
             )
         try:
             # expect_version makes the claim a compare-and-swap: of two racing claimants,
@@ -239,8 +253,13 @@ def release(
     if not mine and state != "lapsed":
         raise ClaimConflict(
             f"Task {full[:MIN_SHORT_ID]} is claimed by {holder_text(current)}, not by "
-            f"{name} ({holder}); only its holder releases it. To take it over: 'gitledger "
-            f"task claim {full[:MIN_SHORT_ID]} --steal --decision WHY'."
+            f"{name} ({holder}); only its holder releases it. To take it over, claim it with ",
+            Fix("steal"),
+            " and ",
+            Fix("decision"),
+            " saying why.",
+            rule="release-needs-holder",
+            field="owner",
         )
     task = ledger.update(
         full,

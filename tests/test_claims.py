@@ -155,7 +155,7 @@ def test_lease_lapses_and_steal_needs_a_decision(machines: tuple[Machine, Machin
     b.ok("sync")
     # A live claim: refused, with the way out in the message.
     live = b.run("task", "claim", task_id)
-    assert live.returncode == 3 and "--steal --decision" in live.stderr
+    assert live.returncode == 3 and "--steal and --decision TEXT" in live.stderr
     # Stealing needs a decision saying why, and changes nothing without one.
     before = b.task(task_id)["version"]
     no_why = b.run("task", "claim", task_id, "--steal")
@@ -226,7 +226,7 @@ def test_two_mcp_servers_on_one_machine_one_winner(ledger: Ledger) -> None:
 
 def test_claim_api_rules(ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
     task = ledger.create("rules")
-    with pytest.raises(InvalidInput, match="goes with --steal"):
+    with pytest.raises(InvalidInput, match="goes with steal=True"):
         ledger.claim(task.id, decision="why")
     with pytest.raises(GateRefused, match="needs a decision"):
         ledger.claim(task.id, steal=True)

@@ -14,7 +14,7 @@ from helpers import invoke
 from gitledger import mcp_server
 from gitledger.cli import cli
 from gitledger.edits import EDITS, UPDATE_EDITS, word
-from gitledger.errors import Fix, GateRefused, InvalidInput, VersionConflict
+from gitledger.errors import ClaimConflict, Fix, GateRefused, InvalidInput, VersionConflict
 from gitledger.ledger import Ledger
 
 CREATE_EDITS = ("criteria", "parent", "owner", "priority", "labels", "next", "dependencies")
@@ -127,3 +127,46 @@ def test_nothing_to_update_names_the_fix_per_interface(ledger: Ledger) -> None:
         ledger.update(task.id)
     assert 'status="active" or notes=[...]' in refused.value.message
     assert "--status active or --note TEXT" in refused.value.worded("cli")
+
+
+def test_claim_refusals_word_steal_and_decision_per_interface(ledger: Ledger) -> None:
+    task = ledger.create("held")
+    ledger.claim(task.id, agent="one")
+    with pytest.raises(ClaimConflict) as held:
+        ledger.claim(task.id, agent="two")
+    assert (held.value.rule, held.value.field) == ("claim-held", "owner")
+    assert "take it with steal=True and decision=" in held.value.message
+    assert "--" not in held.value.message
+    assert "--steal and --decision TEXT" in held.value.worded("cli")
+    assert '"steal": true and "decision": "..."' in held.value.worded("mcp")
+    with pytest.raises(ClaimConflict) as release:
+        ledger.release(task.id, agent="two")
+    assert release.value.rule == "release-needs-holder" and "--" not in release.value.message
+    with pytest.raises(InvalidInput) as lone:
+        ledger.claim(task.id, agent="two", decision="mine")
+    assert lone.value.field == "decision" and "--" not in lone.value.message
+    assert lone.value.worded("cli").startswith("--decision TEXT goes with --steal;")
+    assert ledger.show(task.id).agent == "one"  # nothing written
+
+
+def test_a_switch_is_worded_without_a_value() -> None:
+    assert word("steal", "cli") == "--steal"
+    assert word("steal", "python") == "steal=True"
+    assert word("steal", "mcp") == '"steal": true'
+
+
+@pytest.mark.parametrize(
+    ("edit", "command", "tool"),
+    [
+        ("steal", ("task", "claim"), "task_claim"),
+        ("decision", ("task", "claim"), "task_claim"),
+        ("bundle", ("backup",), None),
+        ("format", ("graph",), None),
+    ],
+)
+def test_each_fix_a_message_names_is_an_option_there(
+    edit: str, command: tuple[str, ...], tool: str | None
+) -> None:
+    assert EDITS[edit].flag in cli_options(*command)
+    if tool is not None:
+        assert edit in mcp_arguments(tool)

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .model import ENTRY_FIELDS, SCALAR_FIELDS, SET_FIELDS, HybridClock, Task
+from .model import ENTRY_FIELDS, SCALAR_FIELDS, SET_FIELDS, HybridClock, Task, read_record
 from .text import cut_words, one_line
+
+if TYPE_CHECKING:
+    from .gitstore import GitStore
 
 _SINGULAR = {
     "notes": "note",
@@ -157,7 +160,66 @@ def stamp_clock(current: Task, updated: Task, seen: Iterable[str] = ()) -> dict[
     return clock
 
 
+@dataclass(frozen=True)
+class Version:
+    version: int
+    commit: str
+    actor: str
+    at: str
+    summary: str
+    changes: tuple[Change, ...]
+    parents: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "commit": self.commit,
+            "actor": self.actor,
+            "at": self.at,
+            "summary": self.summary,
+            "parents": list(self.parents),
+            "changes": [c.to_dict() for c in self.changes],
+        }
+
+
+def history(
+    store: GitStore, tip: str, where: str, limit: int | None = None, offset: int = 0
+) -> list[Version]:
+    """The versions of the task at ``tip`` (its ref ``where``) newest first, each with what
+    changed in it against its first parent."""
+    cache: dict[str, Task] = {}
+
+    def record(oid: str) -> Task:
+        if oid not in cache:
+            cache[oid] = read_record(store, oid, where)[0]
+        return cache[oid]
+
+    out: list[Version] = []
+    for n, info in enumerate(store.walk(tip)):
+        if n < offset:
+            continue
+        if limit is not None and len(out) >= limit:
+            break
+        current = record(info.oid)
+        previous = record(info.parents[0]) if info.parents else None
+        changes = tuple(diff_tasks(previous, current))
+        out.append(
+            Version(
+                version=current.version,
+                commit=info.oid,
+                actor=info.author_name,
+                at=current.updated_at,
+                summary=info.message.splitlines()[0] if info.message else "",
+                changes=changes,
+                parents=info.parents,
+            )
+        )
+    return out
+
+
 __all__ = [
+    "Version",
+    "history",
     "SUBJECT_WIDTH",
     "Change",
     "commit_message",

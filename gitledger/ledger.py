@@ -24,12 +24,11 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from . import paths
-from .changes import Change, commit_message, diff_tasks
+from .changes import Change, Version, commit_message, diff_tasks, history
 from .claims import (
     claim_state,
     format_duration,
@@ -87,28 +86,6 @@ from .verify import Problem, VerifyReport, check_evidence_commit
 
 if TYPE_CHECKING:
     from .index import Index, SearchHit
-
-
-@dataclass(frozen=True)
-class Version:
-    version: int
-    commit: str
-    actor: str
-    at: str
-    summary: str
-    changes: tuple[Change, ...]
-    parents: tuple[str, ...]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "version": self.version,
-            "commit": self.commit,
-            "actor": self.actor,
-            "at": self.at,
-            "summary": self.summary,
-            "parents": list(self.parents),
-            "changes": [c.to_dict() for c in self.changes],
-        }
 
 
 def _hook_store(location: paths.Location) -> GitStore:
@@ -447,36 +424,7 @@ class Ledger:
     def history(self, task_id: str, limit: int | None = None, offset: int = 0) -> list[Version]:
         """Versions newest first, each with what changed in it."""
         full = self.resolve(task_id)
-        tip = self._tip(full)
-        where = task_ref(full)
-        cache: dict[str, Task] = {}
-
-        def record(oid: str) -> Task:
-            if oid not in cache:
-                cache[oid] = self._read(oid, where)
-            return cache[oid]
-
-        out: list[Version] = []
-        for n, info in enumerate(self.store.walk(tip)):
-            if n < offset:
-                continue
-            if limit is not None and len(out) >= limit:
-                break
-            current = record(info.oid)
-            previous = record(info.parents[0]) if info.parents else None
-            changes = tuple(diff_tasks(previous, current))
-            out.append(
-                Version(
-                    version=current.version,
-                    commit=info.oid,
-                    actor=info.author_name,
-                    at=current.updated_at,
-                    summary=info.message.splitlines()[0] if info.message else "",
-                    changes=changes,
-                    parents=info.parents,
-                )
-            )
-        return out
+        return history(self.store, self._tip(full), task_ref(full), limit, offset)
 
     def diff(self, task_id: str, v1: int, v2: int) -> list[Change]:
         """What changed from version ``v1`` to version ``v2``."""

@@ -391,7 +391,8 @@ def test_errors_carry_the_cli_kind_and_message(ledger: Any) -> None:
     assert out["gate"]["rule"] == "done-needs-evidence" and out["gate"]["field"] == "evidence"
     assert '"evidence": [...]' in out["gate"]["message"]
     assert '"notes": [...]' in out["nothing"]["message"]
-    assert out["claim"] == cli_error("task", "claim", others[0].id)
+    assert same_refusal(out["claim"], cli_error("task", "claim", others[0].id))
+    assert '"steal": true and "decision": "..."' in out["claim"]["message"]
 
 
 def same_refusal(mcp: dict[str, Any], cli: dict[str, Any]) -> bool:

@@ -6,14 +6,17 @@ killed between the two is finished by its retry (``Ledger.create``).
 from __future__ import annotations
 
 import hashlib
-import json
 
-from .gitstore import GitStore
+from .errors import CorruptRecord
+from .gitstore import GitStore, read_document, write_document
 from .model import (
+    ID_PATTERN,
     Task,
     read_record,
 )
 from .refs import KEYS_PREFIX, task_ref
+
+KEY_FILE = "key.json"
 
 
 def key_ref(key: str) -> str:
@@ -22,15 +25,19 @@ def key_ref(key: str) -> str:
 
 
 def keyed(store: GitStore, key: str) -> tuple[str, str | None] | None:
-    """The task id (and request hash) an idempotency key names, if the key was used."""
-    tip = store.tip(key_ref(key))
-    if tip is None:
+    """The task id (and request hash) an idempotency key names, if the key was used; a key ref
+    whose ``key.json`` names no task is ``CorruptRecord`` (a create must not guess)."""
+    ref = key_ref(key)
+    doc = read_document(store, ref, KEY_FILE)
+    if doc.tip is None or (not doc.data and not doc.damaged):
         return None
-    data = store.read_files(tip, ("key.json",))["key.json"]
-    if data is None:
-        return None
-    raw = json.loads(data)
-    return str(raw["task_id"]), raw.get("request_hash")
+    task_id, request_hash = doc.data.get("task_id"), doc.data.get("request_hash")
+    if not isinstance(task_id, str) or not ID_PATTERN.match(task_id):
+        raise CorruptRecord(
+            f"The idempotency key ref {ref} does not name a task (its {KEY_FILE} is damaged); "
+            f"delete the ref to use the key again, or use another key."
+        )
+    return task_id, request_hash if isinstance(request_hash, str) else None
 
 
 def keyed_task(store: GitStore, task_id: str) -> Task | None:
@@ -48,18 +55,21 @@ def keyed_task(store: GitStore, task_id: str) -> Task | None:
 def record_key(
     store: GitStore, key: str, task_id: str, request_hash: str | None, author: tuple[str, str]
 ) -> None:
-    body = json.dumps({"task_id": task_id, "request_hash": request_hash}).encode() + b"\n"
-    store.write(
+    """Write the key's ref, once (it must not exist yet); call it holding ``store.lock()``."""
+    write_document(
+        store,
         key_ref(key),
-        {"key.json": body},
+        KEY_FILE,
+        {"task_id": task_id, "request_hash": request_hash},
         f"idempotency key for {task_id}\n",
         author,
-        [],
-        None,
+        expected_tip=None,
+        history=False,
     )
 
 
 __all__ = [
+    "KEY_FILE",
     "key_ref",
     "keyed",
     "keyed_task",

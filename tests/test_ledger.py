@@ -197,6 +197,25 @@ def test_idempotency_key(ledger: Ledger) -> None:
     assert len(list(ledger.tasks())) == 1
 
 
+def test_a_damaged_idempotency_key_is_refused_not_guessed(ledger: Ledger) -> None:
+    from gitledger.errors import CorruptRecord
+    from gitledger.keys import KEY_FILE, key_ref
+
+    author = ("Test Person", "test@example.com")
+    old = ledger.create("Kept", idempotency_key="old-style")
+    # A key written by earlier versions (compact JSON, no indent) still reads.
+    ref = key_ref("written-before")
+    body = b'{"task_id": "%s", "request_hash": null}\n' % old.id.encode()
+    ledger.store.write(ref, {KEY_FILE: body}, "idempotency key\n", author, [], None)
+    assert ledger.create("Kept", idempotency_key="written-before").id == old.id
+    for damage in (b"{not json", b'{"task_id": 7}\n', b"[]\n"):
+        ref = key_ref(f"damaged {damage!r}")
+        ledger.store.write(ref, {KEY_FILE: damage}, "idempotency key\n", author, [], None)
+        with pytest.raises(CorruptRecord, match="does not name a task"):
+            ledger.create("Kept", idempotency_key=f"damaged {damage!r}")
+    assert [t.id for t in ledger.tasks()] == [old.id]  # nothing written
+
+
 # --- short ids --------------------------------------------------------------------------------
 
 

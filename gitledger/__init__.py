@@ -59,6 +59,7 @@ if TYPE_CHECKING:  # for type checkers: the names above, statically
         NotFound,
         RemoteError,
         RemoteMoved,
+        Step,
         StorageError,
         TaskNotFound,
         UnsafeLedger,

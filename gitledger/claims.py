@@ -23,6 +23,7 @@ from .errors import (
     Fix,
     GateRefused,
     InvalidInput,
+    Step,
     StorageError,
     VersionConflict,
 )
@@ -203,7 +204,9 @@ def claim(
         else:
             raise ClaimConflict(
                 f"Task {full[:MIN_SHORT_ID]} is already claimed by {holder_text(current)}"
-                f"{since(current)}; pick another of the ready tasks, wait for its lease "
+                f"{since(current)}; pick another from ",
+                Step("task ready"),
+                f", wait for its lease "
                 f"({format_duration(lease)} without a write) to lapse, or take it with ",
                 Fix("steal"),
                 " and ",

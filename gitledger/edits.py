@@ -77,6 +77,20 @@ UPDATE_EDITS = (
 )
 
 
+# Commands an error names as the next step: the CLI command -> (its MCP tool, its Python call).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "task list": ("task_list", "Ledger.list_tasks()"),
+    "task ready": ("task_ready", "Ledger.ready()"),
+}
+
+
+def word_command(command: str, interface: Interface) -> str:
+    """A command named as a next step, as ``interface`` offers it: ``'gitledger task list'``,
+    the ``task_list`` tool, ``Ledger.list_tasks()``."""
+    tool, call = COMMANDS[command]
+    return {"cli": f"'gitledger {command}'", "mcp": f"the {tool} tool", "python": call}[interface]
+
+
 def word(name: str, interface: Interface, value: str | int | None = None) -> str:
     """Edit ``name`` as ``interface`` spells it; ``value`` None stands for the caller's own."""
     edit = EDITS[name]
@@ -95,4 +109,13 @@ def word(name: str, interface: Interface, value: str | int | None = None) -> str
     return f'"{name}": {shown}'
 
 
-__all__ = ["EDITS", "INTERFACES", "UPDATE_EDITS", "Edit", "Interface", "word"]
+__all__ = [
+    "COMMANDS",
+    "EDITS",
+    "INTERFACES",
+    "UPDATE_EDITS",
+    "Edit",
+    "Interface",
+    "word",
+    "word_command",
+]

@@ -38,7 +38,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .edits import Interface, word
+from .edits import Interface, word, word_command
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,15 @@ class Fix:
     value: str | int | None = None
 
 
+@dataclass(frozen=True)
+class Step:
+    """A command named as the next step, kept as data so that each interface can word it:
+    ``Step("task list")`` is ``'gitledger task list'`` on the CLI, the ``task_list`` tool over
+    MCP, ``Ledger.list_tasks()`` in Python (``edits.COMMANDS``)."""
+
+    command: str
+
+
 class LedgerError(Exception):
     """Base of every error gitledger raises on purpose.
 
@@ -61,7 +70,7 @@ class LedgerError(Exception):
     kind = "error"
 
     def __init__(
-        self, *parts: str | Fix, rule: str | None = None, field: str | None = None
+        self, *parts: str | Fix | Step, rule: str | None = None, field: str | None = None
     ) -> None:
         self.parts = parts
         self.rule = rule
@@ -76,7 +85,12 @@ class LedgerError(Exception):
     def worded(self, interface: Interface) -> str:
         """The message, its fixes spelled as ``interface`` (python, cli or mcp) spells them."""
         return "".join(
-            p if isinstance(p, str) else word(p.edit, interface, p.value) for p in self.parts
+            p
+            if isinstance(p, str)
+            else word_command(p.command, interface)
+            if isinstance(p, Step)
+            else word(p.edit, interface, p.value)
+            for p in self.parts
         )
 
     def to_dict(self, interface: Interface = "python") -> dict[str, object]:
@@ -239,6 +253,7 @@ __all__ = [
     "NotFound",
     "RemoteError",
     "RemoteMoved",
+    "Step",
     "StorageError",
     "TaskNotFound",
     "UnsafeLedger",

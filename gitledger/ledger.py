@@ -43,6 +43,7 @@ from .errors import (
     IdempotencyConflict,
     InvalidInput,
     NoLedger,
+    Step,
     StorageError,
     TaskNotFound,
     UnsafeLedger,
@@ -276,11 +277,13 @@ class Ledger:
         if not wanted or not PREFIX_PATTERN.match(wanted):
             raise TaskNotFound(
                 f"'{one_line(prefix, 40)}' is not a task id (ids use 0-9 and a-z without i, l, o, "
-                f"u). List tasks with 'gitledger task list'."
+                f"u). List tasks with ",
+                Step("task list"),
+                ".",
             )
         if len(wanted) == ID_LENGTH:
             if self.store.tip(task_ref(wanted)) is None:
-                raise TaskNotFound(f"No task {wanted}. List tasks with 'gitledger task list'.")
+                raise TaskNotFound(f"No task {wanted}. List tasks with ", Step("task list"), ".")
             return wanted
         # The index answers when it is known current (a stat or three); else list the directory.
         ids = self.index().ids_if_current(wanted)
@@ -296,7 +299,7 @@ class Ledger:
                 self._scan = (ids[0], ids)
         if not ids:
             raise TaskNotFound(
-                f"No task id starts with '{wanted}'. List tasks with 'gitledger task list'."
+                f"No task id starts with '{wanted}'. List tasks with ", Step("task list"), "."
             )
         if len(ids) > 1:
             raise AmbiguousId(wanted, ids)
@@ -332,7 +335,7 @@ class Ledger:
     def _tip(self, task_id: str) -> str:
         tip = self.store.tip(task_ref(task_id))
         if tip is None:
-            raise TaskNotFound(f"No task {task_id}. List tasks with 'gitledger task list'.")
+            raise TaskNotFound(f"No task {task_id}. List tasks with ", Step("task list"), ".")
         return tip
 
     def show(self, task_id: str, at: int | None = None) -> Task:

@@ -50,6 +50,7 @@ from .errors import (
     LedgerError,
     RemoteError,
     RemoteMoved,
+    Step,
     TaskNotFound,
 )
 from .gitstore import RefMoved
@@ -715,7 +716,9 @@ def claim(
         except TaskNotFound as exc:
             raise TaskNotFound(
                 f"No task {task_id.strip()} here, nor on {gitstore.redact_url(url)} (its ledger "
-                f"was fetched to look). List tasks with 'gitledger task list'."
+                f"was fetched to look). List tasks with ",
+                Step("task list"),
+                ".",
             ) from exc
     ref = task_ref(full)
     store = ledger.store

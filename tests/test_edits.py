@@ -170,3 +170,18 @@ def test_each_fix_a_message_names_is_an_option_there(
     assert EDITS[edit].flag in cli_options(*command)
     if tool is not None:
         assert edit in mcp_arguments(tool)
+
+
+def test_a_next_step_is_the_command_of_each_interface(ledger: Ledger) -> None:
+    from gitledger.edits import COMMANDS
+    from gitledger.errors import TaskNotFound
+
+    with pytest.raises(TaskNotFound) as missing:
+        ledger.show("zzzzzzzz")
+    assert "List tasks with Ledger.list_tasks()." in missing.value.message
+    assert "List tasks with 'gitledger task list'." in missing.value.worded("cli")
+    assert "List tasks with the task_list tool." in missing.value.worded("mcp")
+    for command, (tool, call) in COMMANDS.items():
+        assert cli_options(*command.split()) is not None  # the command exists
+        assert tool in {t.name for t in mcp_server.available_tools()}
+        assert hasattr(Ledger, call.split(".")[1].split("(")[0])

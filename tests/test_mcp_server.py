@@ -380,7 +380,12 @@ def test_errors_carry_the_cli_kind_and_message(ledger: Any) -> None:
 
     # The same failures through the CLI: the same kind, rule and field, and the same message
     # but for the fix, which each interface words in its own terms.
-    assert out["not_found"] == cli_error("task", "show", "zzzzzzzz")
+    not_found = cli_error("task", "show", "zzzzzzzz")
+    assert {k: v for k, v in out["not_found"].items() if k != "message"} == {
+        k: v for k, v in not_found.items() if k != "message"
+    }
+    assert "the task_list tool" in out["not_found"]["message"]
+    assert "'gitledger task list'" in not_found["message"]
     assert out["ambiguous"] == cli_error("task", "show", shared)
     assert same_refusal(
         out["conflict"],

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import run_cli
 
-from gitledger import judge
+from gitledger import Ledger, judge
 from gitledger.cli import cli
 from gitledger.judge import NEXT, SAME, Call, Message, Step, StepContext, calls
 
@@ -499,6 +499,28 @@ def test_checkpoint_at_a_boundary_commits_one_fuse_snapshot(ledger: object, tmp_
 
     saved = fuse.load(ledger, "sess-cp")  # type: ignore[arg-type]
     assert saved is not None and saved.trigger == "boundary"
+
+
+def test_checkpoint_names_the_agent_given_by_flag(ledger: Ledger, tmp_path: Path) -> None:
+    # --agent (global, before or after the command) reaches the checkpoint's ledger, on the
+    # fast path and through click alike: the snapshot goes with the task that agent holds.
+    from gitledger import fuse
+
+    mine, theirs = ledger.create("Pinned agent's task"), ledger.create("Another agent's task")
+    ledger.claim(mine.id, agent="pinned")
+    ledger.claim(theirs.id, agent="other")
+    for n, where in enumerate(
+        (("--agent", "pinned", "judge", "step"), ("judge", "step", "--agent=pinned"))
+    ):
+        payload = {
+            "session_id": f"sess-agent-{n}",
+            "transcript_path": str(FIXTURES / "boundary.jsonl"),
+            "cwd": str(tmp_path),
+        }
+        out = run_cli(*where, "--checkpoint", "--json", input=json.dumps(payload))
+        assert out.returncode == 0, out.stderr
+        saved = fuse.load(ledger, f"sess-agent-{n}")
+        assert saved is not None and saved.snapshot.task_id == mine.id
 
 
 def test_checkpoint_is_not_taken_on_same(ledger: object) -> None:

@@ -133,7 +133,7 @@ def run_fast(args: list[str]) -> int | None:
     from ..errors import LedgerError
 
     as_json = bool(options["as_json"])
-    opts = {k: v for k, v in options.items() if k != "agent"}
+    opts = dict(options)
     if options["hook"]:
         from ..hooks import never_fail
 
@@ -259,14 +259,16 @@ def cache_folder(explicit: str | None, cwd: object) -> Path | None:
     return where / CACHE_DIR
 
 
-def _hook_ledger(explicit: str | None, cwd: object, actor: str | None, session: object) -> Ledger:
-    """The hook's ledger; its writes name the session as the agent (unless GITLEDGER_AGENT pins
-    one)."""
+def _hook_ledger(
+    explicit: str | None, cwd: object, actor: str | None, agent: str | None, session: object
+) -> Ledger:
+    """The hook's ledger; its writes name the session as the agent (unless ``--agent`` or
+    GITLEDGER_AGENT pins one)."""
     import os
 
     from ..hooks import hook_ledger
 
-    agent = os.environ.get("GITLEDGER_AGENT") or None
+    agent = agent or os.environ.get("GITLEDGER_AGENT") or None
     return hook_ledger(explicit, cwd, actor=actor, agent=agent, session=session)
 
 
@@ -283,6 +285,7 @@ def step(
     as_json: bool,
     ledger_path: str | None = None,
     actor: str | None = None,
+    agent: str | None = None,
 ) -> None:
     """``gitledger judge step`` (see its help): judge the step, print the verdict. A
     ``LedgerError`` is the caller's to report (``--hook`` only changes how)."""
@@ -363,7 +366,7 @@ def step(
             )
         judge_ref(str(who))
         saved = take_checkpoint(
-            _hook_ledger(ledger_path, payload.get("cwd"), actor, str(who)),
+            _hook_ledger(ledger_path, payload.get("cwd"), actor, agent, str(who)),
             str(who),
             transcript,
             context.step,

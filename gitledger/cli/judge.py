@@ -84,7 +84,9 @@ def step_cmd(ctx: click.Context, /, **options: Any) -> None:
     from . import fast
 
     obj = ctx.find_root().obj or {}
-    options.update(ledger_path=obj.get("ledger_path"), actor=obj.get("actor"))
+    options.update(
+        ledger_path=obj.get("ledger_path"), actor=obj.get("actor"), agent=obj.get("agent")
+    )
     # The body is gitledger.cli.fast's, which a hook's `judge step` runs without click.
     if options["hook"]:
         from ..hooks import never_fail

@@ -178,7 +178,7 @@ SERVICE_TOOLS: tuple[ToolSpec, ...] = (
         {"budget": _BUDGET, "unit": _UNIT},
         (),
         handlers.prime,
-        needs="gitledger.context:prime",
+        needs="gitledger.handoff:prime",
     ),
     ToolSpec(
         "task_context",

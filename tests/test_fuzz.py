@@ -254,6 +254,8 @@ settings_texts = (
 
 @CLI_FAST
 @given(text=settings_texts, agent=st.sampled_from(["claude", "codex", "gemini"]))
+@example(text="\x1f", agent="claude")  # space to Python, not to JSON: refused, not overwritten
+@example(text=" \u2028\n", agent="codex")
 def test_fuse_setup_on_random_settings_merges_or_leaves_the_file_alone(
     isolated: Path, text: str, agent: str
 ) -> None:

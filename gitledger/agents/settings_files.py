@@ -133,9 +133,14 @@ def _lone_surrogate(value: Any, where: str = "") -> str | None:
     return None
 
 
+JSON_SPACE = " \t\n\r"  # the whitespace RFC 8259 allows around a value
+
+
 def parse_json(path: Path, text: str, what: str = "settings") -> dict[str, Any]:
-    """A settings file's JSON object ({} for an empty file), numbers kept as written."""
-    if not text.strip():
+    """A settings file's JSON object ({} for an empty file), numbers kept as written. Empty means
+    JSON's own whitespace only: other characters Python counts as space (\\x1f, U+2028) are not
+    JSON, so such a file is refused rather than overwritten."""
+    if not text.strip(JSON_SPACE):
         return {}
     try:
         value = json.loads(text, parse_float=RawNumber, parse_constant=RawNumber)

@@ -606,6 +606,25 @@ def test_ready_offers_lapsed_claims(
     assert quiet.id not in [t.id for t in ledger.ready()]
 
 
+def test_ready_fills_a_page_the_claim_check_thins(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The index picks lapsed claims by their stamp; claim_state has the last word (a stamp it
+    # reads as live, written with another offset by another tool). A row it drops is replaced
+    # from further down the queue, so ready(N) is not short while more tasks are ready.
+    import gitledger.ledger as ledger_module
+
+    seeming = [ledger.create(f"Claimed {n}", priority=0) for n in range(3)]
+    for t in seeming:
+        ledger.claim(t.id, agent="agent-one")
+    opened = [ledger.create(f"Open {n}", priority=2) for n in range(3)]
+    monkeypatch.setenv("GITLEDGER_CLAIM_LEASE", "1s")
+    time.sleep(1.2)
+    monkeypatch.setattr(ledger_module, "claim_state", lambda *_a, **_k: "live")
+    assert [t.id for t in ledger.ready(limit=2)] == [o.id for o in opened[:2]]
+    assert [t.id for t in ledger.ready(limit=None)] == [o.id for o in opened]
+
+
 def test_ready_over_mcp_marks_lapsed_claims(ledger: Ledger) -> None:
     from mcp import Client, StdioServerParameters
 

@@ -212,9 +212,14 @@ class Ledger:
 
     def agent_id(self, agent: str | None = None) -> str:
         """Which of the person's agents writes: --agent / GITLEDGER_AGENT (a hook passes its
-        session id, the MCP server one id per process), else this machine's command line,
-        ``cli@HOST``. Two agents of one person are two claimants."""
+        session id, the MCP server one id per process), else the agent session this command runs
+        in (``agents.session_from_env``: Claude Code's Bash tool sets it), else this machine's
+        command line, ``cli@HOST``. Two agents of one person are two claimants."""
         chosen = agent or self.agent or os.environ.get("GITLEDGER_AGENT")
+        if not chosen:
+            from .agents import session_from_env
+
+            chosen = session_from_env()
         if chosen:
             check_text(chosen, "agent", limit=256)
             text = " ".join(chosen.split())

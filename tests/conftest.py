@@ -28,7 +28,12 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("GITLEDGER_DIR", str(tmp_path / "ledger"))
     monkeypatch.delenv("GITLEDGER_ACTOR", raising=False)
     monkeypatch.delenv("GITLEDGER_HOME", raising=False)
-    for name in ("GITLEDGER_AGENT", "GITLEDGER_CLAIM_LEASE", "GITLEDGER_SYNC_FUSE"):
+    for name in (
+        "GITLEDGER_AGENT",
+        "GITLEDGER_CLAIM_LEASE",
+        "GITLEDGER_SYNC_FUSE",
+        "CLAUDE_CODE_SESSION_ID",  # a suite run from inside a Claude Code session
+    ):
         monkeypatch.delenv(name, raising=False)
     return tmp_path
 

@@ -711,3 +711,30 @@ def test_a_save_nobody_linked_goes_with_the_task_its_agent_holds(ledger: Ledger)
     assert fuse.load(ledger, "s-two") is not None
     restored = run_cli("fuse", "restore", "--task", second.id, "--plain")
     assert restored.returncode == 0 and "Tidy the fixtures" in restored.stdout
+
+
+def test_commands_and_servers_inside_a_claude_code_session_claim_as_it(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Claude Code puts CLAUDE_CODE_SESSION_ID in the environment of its Bash tool's commands and
+    # of its stdio MCP servers, the session_id its hooks get: all three claim as that session,
+    # so a hook's write renews a claim made over MCP or from Bash. A pinned agent still wins.
+    from conftest import run_cli
+
+    from gitledger.mcp_server.server import Server
+
+    session = "0c0de5e5-1111-2222-3333-444455556666"
+    inside = {"CLAUDE_CODE_SESSION_ID": session}
+    task = ledger.create("Claimed from a Bash tool")
+    claimed = json.loads(run_cli("task", "claim", task.id, "--json", env=inside).stdout)
+    assert claimed["agent"] == session
+    again = json.loads(run_cli("task", "claim", task.id, "--json", env=inside).stdout)
+    assert again["claim"] == "already yours"
+    pinned = run_cli("--agent", "pinned", "task", "claim", task.id, "--json", env=inside)
+    assert pinned.returncode == 3 and json.loads(pinned.stderr)["rule"] == "claim-held"
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", session)
+    assert Server(ledger.path).agent == session
+    monkeypatch.setenv("CLAUDE_CODE_SESSION_ID", "  ")
+    assert Server(ledger.path).agent.startswith("mcp-")
+    monkeypatch.setenv("GITLEDGER_AGENT", "pinned")
+    assert Server(ledger.path).agent == "pinned"

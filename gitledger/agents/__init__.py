@@ -37,6 +37,19 @@ def with_hooks() -> tuple[str, ...]:
     return tuple(name for name, agent in AGENTS.items() if agent.hooks)
 
 
+def session_from_env(environ: Mapping[str, str] | None = None) -> str | None:
+    """The agent session this process runs inside, as the agent puts it in the environment of
+    the commands and MCP servers it starts (Claude Code's CLAUDE_CODE_SESSION_ID), or None."""
+    import os
+
+    values = os.environ if environ is None else environ
+    for agent in AGENTS.values():
+        found = values.get(agent.session_env, "").strip() if agent.session_env else ""
+        if found:
+            return found
+    return None
+
+
 def tool_names(kind: str) -> frozenset[str]:
     """Every known agent's tools of one kind (edit, read, shell, todo, ask): a transcript's
     tool calls are read the same whichever agent wrote it."""
@@ -74,6 +87,7 @@ __all__ = [
     "HookEvent",
     "Tools",
     "get",
+    "session_from_env",
     "shell_command",
     "tool_names",
     "transcript_dirs",

@@ -72,6 +72,9 @@ class Agent:
     # Hook entries get a name (Gemini CLI shows it) and a timeout key in the agent's unit.
     named_hooks: bool = False
     timeout_key: str | None = "timeout"
+    # The variable the agent sets, in the environment of the tools and servers it starts, to the
+    # session they run in (the session_id its hooks get), if it sets one.
+    session_env: str | None = None
 
     def settings_path(self, project: Path | None) -> Path:
         return project / self.project_settings if project else self.user_settings()

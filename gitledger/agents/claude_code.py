@@ -23,6 +23,9 @@ AGENT = Agent(
     project_mcp=".mcp.json",
     mcp_entry_type="stdio",
     instructions_file="CLAUDE.md",
+    # Its Bash tool's commands have it since 2.1.132, stdio MCP servers since 2.1.154 (checked on
+    # 2.1.332: tests/e2e/test_e2e_setup.py claims over MCP and from Bash as the session).
+    session_env="CLAUDE_CODE_SESSION_ID",
     transcript_format="claude_code",
     transcript_dirs=lambda: [env_dir("CLAUDE_CONFIG_DIR", home() / ".claude") / "projects"],
     tools=Tools(

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..agents import session_from_env
 from ..errors import InvalidInput, LedgerError
 from .handlers import present
 from .shapes import Arguments, JSONObject, coerce, describe_schema_error, error_result
@@ -48,7 +49,9 @@ class Server:
         self.path = path
         self.transcript_dirs = allowed_transcript_dirs(transcript_dirs)
         self.actor = actor
-        self.agent = agent or os.environ.get("GITLEDGER_AGENT") or process_agent()
+        self.agent = (
+            agent or os.environ.get("GITLEDGER_AGENT") or session_from_env() or process_agent()
+        )
         self._ledger: Ledger | None = None
         self._memory: Memory | None = None
         self.tools = {t.name: t for t in available_tools()}
@@ -245,8 +248,10 @@ def tools_list_json() -> str:
 
 
 def process_agent() -> str:
-    """This server process's agent id, ``mcp-<random>@HOST``: two servers are two claimants.
-    Pin it with GITLEDGER_AGENT in the server's ``env`` (or ``gitledger --agent ID mcp``)."""
+    """This server process's agent id, ``mcp-<random>@HOST``, when the agent that started it
+    names no session (Claude Code gives its stdio servers CLAUDE_CODE_SESSION_ID, so there the
+    server claims as the session its hooks write as): two servers are two claimants. Pin it with
+    GITLEDGER_AGENT in the server's ``env`` (or ``gitledger --agent ID mcp``)."""
     from ..claims import machine_name
 
     return f"mcp-{secrets.token_hex(3)}@{machine_name()}"

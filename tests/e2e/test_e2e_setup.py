@@ -17,7 +17,7 @@ import e2e_fixtures
 import pytest
 import scenario
 from claude_harness import ClaudeSession, gitledger, missing
-from standin import Reply, StandIn, text
+from standin import Reply, StandIn, text, tool_use
 
 pytestmark = pytest.mark.e2e
 
@@ -116,3 +116,33 @@ def test_a_session_on_a_compacts_and_stops_and_b_resumes_its_task_line(
     assert f"You most likely resume task {task_id}" in first
     # the snapshot's facts, not only the task's goal
     assert missing([scenario.PROBES["constraint"], scenario.PROBES["decision"]], first) == []
+
+
+def test_mcp_and_bash_inside_a_session_claim_as_the_session_its_hooks_name(
+    claude_bin: Path, standin: StandIn, tmp_path: Path
+) -> None:
+    """Claude Code (checked on 2.1.332) gives its stdio MCP servers and its Bash tool's commands
+    CLAUDE_CODE_SESSION_ID, the session_id its hooks get: a claim made over MCP and one made by
+    `gitledger task claim` in Bash both name the session, as a hook's writes do."""
+    session = machine(claude_bin, standin, tmp_path / "one")
+    ids = []
+    for goal in ("Claimed over MCP", "Claimed from Bash"):
+        made = gitledger(session, "task", "create", goal, "--json")
+        assert made.returncode == 0, made.stderr
+        ids.append(json.loads(made.stdout)["id"])
+    done = gitledger(session, "setup", "--write")
+    assert done.returncode == 0, done.stdout + done.stderr
+    path = session.home / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    settings.setdefault("permissions", {})["allow"] = ["mcp__gitledger__task_claim"]
+    path.write_text(json.dumps(settings, indent=2))
+    session.standin.script(
+        Reply([tool_use("mcp__gitledger__task_claim", {"id": ids[0]})]),
+        Reply([tool_use("Bash", {"command": f"gitledger task claim {ids[1]}"})]),
+        Reply([text("Both claimed.")]),
+    )
+    result = session.run("Claim both tasks.")
+    for task_id in ids:
+        shown = gitledger(session, "task", "show", task_id, "--json")
+        assert shown.returncode == 0, shown.stderr
+        assert json.loads(shown.stdout)["agent"] == result["session_id"], shown.stdout

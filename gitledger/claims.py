@@ -77,6 +77,19 @@ def since(task: Task) -> str:
     return f" since {task.held_at[:16].replace('T', ' ')}" if task.held_at else ""
 
 
+def named_agent(explicit: str | None = None) -> str | None:
+    """The agent a write names when one is named: ``explicit`` (``--agent``), else
+    GITLEDGER_AGENT, else the agent session this process runs in (``agents.session_from_env``:
+    Claude Code gives its Bash tool's commands and its stdio MCP servers the session id its hooks
+    get); None when nothing names one (the caller picks ``cli@HOST`` or an MCP server's own)."""
+    chosen = explicit or os.environ.get("GITLEDGER_AGENT")
+    if chosen:
+        return chosen
+    from .agents import session_from_env
+
+    return session_from_env()
+
+
 def held_stamp(epoch: float) -> str:
     """A time as ``held_at`` stamps are written (``model.now_iso``), so stamps compare as text."""
     stamp = datetime.fromtimestamp(epoch, timezone.utc).isoformat(timespec="milliseconds")
@@ -285,6 +298,7 @@ __all__ = [
     "hold_claim",
     "holder_text",
     "machine_name",
+    "named_agent",
     "reassign",
     "release",
     "since",

@@ -36,6 +36,7 @@ from .claims import (
     hold_claim,
     holder_text,
     machine_name,
+    named_agent,
     reassign,
 )
 from .errors import (
@@ -215,11 +216,7 @@ class Ledger:
         session id, the MCP server one id per process), else the agent session this command runs
         in (``agents.session_from_env``: Claude Code's Bash tool sets it), else this machine's
         command line, ``cli@HOST``. Two agents of one person are two claimants."""
-        chosen = agent or self.agent or os.environ.get("GITLEDGER_AGENT")
-        if not chosen:
-            from .agents import session_from_env
-
-            chosen = session_from_env()
+        chosen = named_agent(agent or self.agent)
         if chosen:
             check_text(chosen, "agent", limit=256)
             text = " ".join(chosen.split())
@@ -417,7 +414,7 @@ class Ledger:
                 t for t in found if t.status == "open" or claim_state(t, lease, now) == "lapsed"
             ]
             if want is None or ask is None or len(kept) >= want or len(found) < ask:
-                return kept[:want] if want is not None else kept
+                return kept[:want]
             ask = min(ask * 2 + 1, _SQL_MAX)
 
     def search(self, query: str, limit: int | None = 20) -> list[Task]:

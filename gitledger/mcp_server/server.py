@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..agents import session_from_env
+from ..claims import named_agent
 from ..errors import InvalidInput, LedgerError
 from .handlers import present
 from .shapes import Arguments, JSONObject, coerce, describe_schema_error, error_result
@@ -49,9 +49,7 @@ class Server:
         self.path = path
         self.transcript_dirs = allowed_transcript_dirs(transcript_dirs)
         self.actor = actor
-        self.agent = (
-            agent or os.environ.get("GITLEDGER_AGENT") or session_from_env() or process_agent()
-        )
+        self.agent = named_agent(agent) or process_agent()
         self._ledger: Ledger | None = None
         self._memory: Memory | None = None
         self.tools = {t.name: t for t in available_tools()}

@@ -77,6 +77,9 @@ def since(task: Task) -> str:
     return f" since {task.held_at[:16].replace('T', ' ')}" if task.held_at else ""
 
 
+SESSION_SUFFIX = "_SESSION_ID"
+
+
 def named_agent(explicit: str | None = None) -> str | None:
     """The agent a write names when one is named: ``explicit`` (``--agent``), else
     GITLEDGER_AGENT, else the agent session this process runs in (``agents.session_from_env``:
@@ -85,6 +88,10 @@ def named_agent(explicit: str | None = None) -> str | None:
     chosen = explicit or os.environ.get("GITLEDGER_AGENT")
     if chosen:
         return chosen
+    # Every agent's session variable ends so (the registry's test holds it to that): a write
+    # outside any agent session need not load the registry (about 5 ms per command).
+    if not any(name.endswith(SESSION_SUFFIX) for name in os.environ):
+        return None
     from .agents import session_from_env
 
     return session_from_env()
@@ -290,6 +297,7 @@ def release(
 
 
 __all__ = [
+    "SESSION_SUFFIX",
     "claim",
     "claim_state",
     "epoch_of",

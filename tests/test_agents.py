@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from gitledger import agents
@@ -70,3 +72,32 @@ def test_the_fuse_records_files_edited_by_any_agent() -> None:
         )
     files = extractor.finish().files_edited
     assert {f.rsplit("/", 1)[-1] for f in files} >= {"a.py", "b.py", "c.py", "d.py", "e.py"}
+
+
+def test_session_variables_end_as_claims_looks_for_them() -> None:
+    # claims.named_agent loads the registry only when a variable with this ending is set.
+    from gitledger.claims import SESSION_SUFFIX
+
+    named = [a.session_env for a in agents.AGENTS.values() if a.session_env]
+    assert named and all(name.endswith(SESSION_SUFFIX) for name in named)
+    for name in named:
+        assert agents.session_from_env({name: " s-1 "}) == "s-1"
+    assert agents.session_from_env({"OTHER_SESSION_ID": "x"}) is None
+
+
+def test_a_write_outside_an_agent_session_does_not_load_the_registry() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import os, sys\n"
+        "from gitledger.claims import named_agent\n"
+        "assert named_agent() is None\n"
+        "assert 'gitledger.agents' not in sys.modules\n"
+        "os.environ['CLAUDE_CODE_SESSION_ID'] = 'sess-9'\n"
+        "assert named_agent() == 'sess-9'\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_SESSION_ID")}
+    env.pop("GITLEDGER_AGENT", None)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

@@ -408,11 +408,6 @@ def prime(
     )
 
 
-NO_LEDGER_LINE = (
-    "gitledger: no task ledger here yet; run 'gitledger init' to keep this project's tasks in Git."
-)
-
-
 # --- for `gitledger demo` ------------------------------------------------------------------------
 
 
@@ -444,7 +439,6 @@ __all__ = [
     "Digest",
     "Handoff",
     "Item",
-    "NO_LEDGER_LINE",
     "PRIME_BUDGET",
     "Packed",
     "Section",

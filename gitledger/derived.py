@@ -154,7 +154,9 @@ def run_current(
                 exc = sqlite3.OperationalError(f"{exc}: disk is full")
             trouble = disk_trouble(exc, "the ledger's cache")
             if trouble is not None:  # a full disk or a read-only ledger: nothing to delete
-                raise StorageError(trouble[0].upper() + trouble[1:] + ".") from exc
+                first, *rest = trouble
+                head = str(first)
+                raise StorageError(head[:1].upper() + head[1:], *rest, ".") from exc
             if attempt or not is_corrupt(exc):
                 raise StorageError(failed(exc)) from exc
             reset()

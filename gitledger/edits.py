@@ -77,18 +77,53 @@ UPDATE_EDITS = (
 )
 
 
-# Commands an error names as the next step: the CLI command -> (its MCP tool, its Python call).
-COMMANDS: dict[str, tuple[str, str]] = {
-    "task list": ("task_list", "Ledger.list_tasks()"),
-    "task ready": ("task_ready", "Ledger.ready()"),
+# What an error names as the next step, as each interface offers it: the CLI's command, the MCP
+# client's tool (a command with no tool is one the client runs in a shell), the Python call.
+# "{}" stands for the step's value (a path), "PATH" where it has none.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "task list": ("'gitledger task list'", "the task_list tool", "Ledger.list_tasks()"),
+    "task ready": ("'gitledger task ready'", "the task_ready tool", "Ledger.ready()"),
+    "verify": ("'gitledger verify'", "the verify tool", "Ledger.verify()"),
+    "repair": ("'gitledger repair'", "the shell command 'gitledger repair'", "Ledger.repair()"),
+    "init": ("'gitledger init'", "the shell command 'gitledger init'", "Ledger.init()"),
+    "init at": (
+        "'gitledger init --ledger {}'",
+        "the shell command 'gitledger init --ledger {}'",
+        "Ledger.open({}, create=True)",
+    ),
+    "name the ledger": (
+        "--ledger {}",
+        "--ledger {} in the MCP server's command",
+        "Ledger.open({})",
+    ),
+    "where": ("'gitledger where'", "the shell command 'gitledger where'", "Ledger.path"),
+    "fuse save": (
+        "'gitledger fuse save --transcript PATH --session ID'",
+        "the fuse_save tool",
+        "fuse.save(ledger, ID, transcript)",
+    ),
+    "fuse status": (
+        "'gitledger fuse status'",
+        "the shell command 'gitledger fuse status'",
+        "fuse.sessions(ledger)",
+    ),
+    "mcp setup": (
+        "'gitledger mcp setup'",
+        "the shell command 'gitledger mcp setup'",
+        "agents.install.mcp_change(agent, project)",
+    ),
 }
 
 
-def word_command(command: str, interface: Interface) -> str:
+def word_command(command: str, interface: Interface, value: str | None = None) -> str:
     """A command named as a next step, as ``interface`` offers it: ``'gitledger task list'``,
-    the ``task_list`` tool, ``Ledger.list_tasks()``."""
-    tool, call = COMMANDS[command]
-    return {"cli": f"'gitledger {command}'", "mcp": f"the {tool} tool", "python": call}[interface]
+    the ``task_list`` tool, ``Ledger.list_tasks()``; ``value`` (a path) where the step takes one,
+    quoted as a Python string in the Python call."""
+    cli, mcp, python = COMMANDS[command]
+    template = {"cli": cli, "mcp": mcp, "python": python}[interface]
+    if value is None:
+        return template.replace("{}", "PATH")
+    return template.replace("{}", repr(value) if interface == "python" else value)
 
 
 def word(name: str, interface: Interface, value: str | int | None = None) -> str:

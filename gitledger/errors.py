@@ -55,15 +55,17 @@ class Fix:
 class Step:
     """A command named as the next step, kept as data so that each interface can word it:
     ``Step("task list")`` is ``'gitledger task list'`` on the CLI, the ``task_list`` tool over
-    MCP, ``Ledger.list_tasks()`` in Python (``edits.COMMANDS``)."""
+    MCP, ``Ledger.list_tasks()`` in Python (``edits.COMMANDS``). ``value``: the path a step takes
+    (``Step("init at", path)``), None where it takes none or the caller's own."""
 
     command: str
+    value: str | None = None
 
 
 class LedgerError(Exception):
     """Base of every error gitledger raises on purpose.
 
-    ``parts``: the message, as text and ``Fix`` pieces in reading order.
+    ``parts``: the message, as text, ``Fix`` and ``Step`` pieces in reading order.
     """
 
     exit_code = 1
@@ -87,7 +89,7 @@ class LedgerError(Exception):
         return "".join(
             p
             if isinstance(p, str)
-            else word_command(p.command, interface)
+            else word_command(p.command, interface, p.value)
             if isinstance(p, Step)
             else word(p.edit, interface, p.value)
             for p in self.parts

@@ -141,11 +141,11 @@ class Ledger:
             location = paths.discover(cwd)
         if location is None:
             if not create:
-                raise NoLedger(paths.missing_ledger(None))
+                raise NoLedger(*paths.missing_ledger(None))
             location = paths.default_location(cwd)
         if not (location.path / "HEAD").exists():
             if not create:
-                raise NoLedger(paths.missing_ledger(location))
+                raise NoLedger(*paths.missing_ledger(location))
             GitStore.init(location.path)
         return cls(
             GitStore(location.path, trust_config=location.trusted_config),
@@ -181,7 +181,7 @@ class Ledger:
             store = _hook_store(location) if location is not None else None
         except UnsafeLedger as exc:
             # A hook must still save the session: to the per-user ledger, saying why.
-            sys.stderr.write(f"gitledger: {exc.message} Saving to the per-user ledger.\n")
+            sys.stderr.write(f"gitledger: {exc.worded('cli')} Saving to the per-user ledger.\n")
             location = store = None
         if location is None or store is None:
             location = paths.Location(paths.user_ledger_dir(), "user", None)

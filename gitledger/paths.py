@@ -31,7 +31,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UnsafeLedger
+from .errors import Step, UnsafeLedger
 
 WORKSPACE_DIR = ".gitledger"
 IN_GIT_DIR = "gitledger"
@@ -101,11 +101,15 @@ def discover(cwd: Path | None = None) -> Location | None:
             if tree is not None:
                 raise UnsafeLedger(
                     f"Refusing the ledger {workspace}: it lies inside the Git work tree {tree}, "
-                    f"where 'gitledger init' never puts one (there the ledger lives in the Git "
-                    f"directory, which a clone does not copy), so it came with the repository's "
-                    f"files and its config could name programs to run. Remove it (git rm -r "
-                    f"--cached {WORKSPACE_DIR}, then delete it); if it is yours, move it to "
-                    f"{_in_git(tree)}, or name it with --ledger {workspace}."
+                    "where ",
+                    Step("init"),
+                    " never puts one (there the ledger lives in the Git directory, which a "
+                    "clone does not copy), so it came with the repository's files and its "
+                    f"config could name programs to run. Remove it (git rm -r --cached "
+                    f"{WORKSPACE_DIR}, then delete it); if it is yours, move it to "
+                    f"{_in_git(tree)}, or name it with ",
+                    Step("name the ledger", str(workspace)),
+                    ".",
                 )
             return Location(workspace, "workspace", folder)
         dot_git = folder / ".git"
@@ -129,24 +133,31 @@ def default_location(path: Path | None = None) -> Location:
     return Location(target / WORKSPACE_DIR, "workspace", target)
 
 
-def missing_ledger(location: Location | None) -> str:
+def missing_ledger(location: Location | None) -> tuple[str | Step, ...]:
     """What to say when there is no ledger where one was looked for, and what to do about it.
 
     One rule for every command (``where`` included, which exits 1 like the others): no ledger at
     the place this folder uses is an error whose message names that place and the fix for how
-    it was chosen, never advice to pass an option the user already passed.
+    it was chosen, never advice to pass an option the user already passed. The parts of a
+    ``NoLedger``: each interface words the steps (``errors.Step``).
     """
     if location is None:
         return (
-            "No ledger here (this folder is in no Git work tree and has no .gitledger/). "
-            "Run 'gitledger init' to make one here, or pass --ledger PATH."
+            "No ledger here (this folder is in no Git work tree and has no .gitledger/). Run ",
+            Step("init"),
+            " to make one here, or name one with ",
+            Step("name the ledger"),
+            ".",
         )
     if location.kind == "explicit":
         return (
-            f"No ledger at {location.path} (named by --ledger or {ENV_LEDGER}). Check the path, "
-            f"or create a ledger there with 'gitledger init --ledger {location.path}'."
+            f"No ledger at {location.path} (named by ",
+            Step("name the ledger"),
+            f" or {ENV_LEDGER}). Check the path, or create a ledger there with ",
+            Step("init at", str(location.path)),
+            ".",
         )
-    return f"No ledger at {location.path} yet. Run 'gitledger init' to create it."
+    return (f"No ledger at {location.path} yet. Run ", Step("init"), " to create it.")
 
 
 def _refuse_link(workspace: Path) -> None:
@@ -157,8 +168,9 @@ def _refuse_link(workspace: Path) -> None:
     raise UnsafeLedger(
         f"Refusing {workspace}: it is a symbolic link to {real}, and gitledger neither uses nor "
         f"creates a ledger through a link it finds (one in a checkout could point anywhere). If "
-        f"{real} is your ledger, name it with --ledger {real} (or GITLEDGER_DIR); otherwise "
-        f"remove the link."
+        f"{real} is your ledger, name it with ",
+        Step("name the ledger", str(real)),
+        f" (or {ENV_LEDGER}); otherwise remove the link.",
     )
 
 

@@ -4,7 +4,10 @@ tools, and refusals that carry their rule and word the fix in each interface's o
 from __future__ import annotations
 
 import inspect
+import itertools
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import click
@@ -13,8 +16,15 @@ from helpers import invoke
 
 from gitledger import mcp_server
 from gitledger.cli import cli
-from gitledger.edits import EDITS, UPDATE_EDITS, word
-from gitledger.errors import ClaimConflict, Fix, GateRefused, InvalidInput, VersionConflict
+from gitledger.edits import EDITS, UPDATE_EDITS, word, word_command
+from gitledger.errors import (
+    ClaimConflict,
+    Fix,
+    GateRefused,
+    InvalidInput,
+    NoLedger,
+    VersionConflict,
+)
 from gitledger.ledger import Ledger
 
 CREATE_EDITS = ("criteria", "parent", "owner", "priority", "labels", "next", "dependencies")
@@ -181,7 +191,115 @@ def test_a_next_step_is_the_command_of_each_interface(ledger: Ledger) -> None:
     assert "List tasks with Ledger.list_tasks()." in missing.value.message
     assert "List tasks with 'gitledger task list'." in missing.value.worded("cli")
     assert "List tasks with the task_list tool." in missing.value.worded("mcp")
-    for command, (tool, call) in COMMANDS.items():
-        assert cli_options(*command.split()) is not None  # the command exists
-        assert tool in {t.name for t in mcp_server.available_tools()}
-        assert hasattr(Ledger, call.split(".")[1].split("(")[0])
+    from gitledger import fuse
+    from gitledger.agents import install
+
+    tools = {t.name for t in mcp_server.available_tools()}
+    global_flags = {flag for p in cli.params if isinstance(p, click.Option) for flag in p.opts}
+    for command in COMMANDS:
+        shell = word_command(command, "cli").strip("'")  # the CLI's words
+        words = shell.split()[1:] if shell.startswith("gitledger ") else shell.split()
+        path = [w for w in itertools.takewhile(lambda w: not w.startswith("-"), words)]
+        options = cli_options(*path)  # the command exists
+        for flag in (w for w in words if w.startswith("--")):
+            assert flag in options or flag in global_flags, (command, flag)
+        over_mcp = word_command(command, "mcp")
+        tool = re.fullmatch(r"the (\w+) tool", over_mcp)
+        if tool:
+            assert tool[1] in tools, command
+        else:  # no tool does it: the client runs the command in a shell, or starts the server so
+            assert shell in over_mcp, command
+        call = word_command(command, "python").split("(")[0]
+        owner, attribute = call.rsplit(".", 1)
+        namespace = {"Ledger": ledger, "fuse": fuse, "agents.install": install}[owner]
+        assert hasattr(namespace, attribute), command
+
+
+def test_a_step_with_a_path_is_worded_with_it() -> None:
+    assert word_command("init at", "cli", "/x y") == "'gitledger init --ledger /x y'"
+    assert word_command("init at", "python", "/x y") == "Ledger.open('/x y', create=True)"
+    assert word_command("init at", "mcp", "/x") == "the shell command 'gitledger init --ledger /x'"
+    assert word_command("name the ledger", "cli") == "--ledger PATH"
+    assert word_command("name the ledger", "python") == "Ledger.open(PATH)"
+
+
+def test_no_ledger_names_the_steps_of_each_interface(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("GITLEDGER_DIR", raising=False)
+    missing = tmp_path / "nowhere"
+    with pytest.raises(NoLedger) as named:
+        Ledger.open(missing)
+    assert "(named by Ledger.open(PATH) or GITLEDGER_DIR)" in named.value.message
+    assert f"create a ledger there with Ledger.open({str(missing)!r}, create=True)." in (
+        named.value.message
+    )
+    assert "--" not in named.value.message
+    assert "(named by --ledger PATH or GITLEDGER_DIR)" in named.value.worded("cli")
+    assert f"with 'gitledger init --ledger {missing}'." in named.value.worded("cli")
+    assert f"with the shell command 'gitledger init --ledger {missing}'." in (
+        named.value.worded("mcp")
+    )
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(NoLedger) as nowhere:
+        Ledger.open(cwd=empty)
+    assert "Run Ledger.init() to make one here, or name one with Ledger.open(PATH)." in (
+        nowhere.value.message
+    )
+    assert "Run 'gitledger init' to make one here, or name one with --ledger PATH." in (
+        nowhere.value.worded("cli")
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "step"),
+    [
+        ("a lock file exists", "repair"),
+        ("object is corrupt", "verify"),
+    ],
+)
+def test_a_storage_failure_names_the_step_of_each_interface(text: str, step: str) -> None:
+    import pygit2
+
+    from gitledger.gitstore.errors import storage_failure
+
+    error = storage_failure("Writing task x", pygit2.GitError(text))
+    assert f"run Ledger.{step}()" in error.message.replace("Run", "run")
+    assert f"run 'gitledger {step}'" in error.worded("cli").replace("Run", "run")
+    over_mcp = error.worded("mcp")
+    assert ("the verify tool" if step == "verify" else "the shell command 'gitledger repair'") in (
+        over_mcp
+    )
+
+
+def test_a_full_disk_names_the_folder_of_each_interface() -> None:
+    import errno
+
+    from gitledger.gitstore.errors import storage_failure
+
+    error = storage_failure("Writing task x", OSError(errno.ENOSPC, "No space left on device"))
+    assert "which Ledger.path names" in error.message
+    assert "which 'gitledger where' names" in error.worded("cli")
+    assert "which the shell command 'gitledger where' names" in error.worded("mcp")
+    read_only = storage_failure("Writing task x", OSError(errno.EROFS, "Read-only file system"))
+    assert "or with Ledger.open(PATH) naming a writable copy" in read_only.message
+    assert "or with --ledger PATH naming a writable copy" in read_only.worded("cli")
+
+
+def test_fuse_and_setup_steps_are_worded_in_python(ledger: Ledger) -> None:
+    from gitledger import fuse
+    from gitledger.agents.settings import settings_path
+    from gitledger.errors import NotFound
+
+    with pytest.raises(NotFound) as empty:
+        fuse.restore_text(ledger)
+    assert "Save one with fuse.save(ledger, ID, transcript)." in empty.value.message
+    assert "the fuse_save tool" in empty.value.worded("mcp")
+    with pytest.raises(NotFound) as unknown:
+        fuse.restore_text(ledger, "never-saved")
+    assert "List sessions with fuse.sessions(ledger)." in unknown.value.message
+    with pytest.raises(InvalidInput) as cursor:  # the CLI offers only agents with hooks
+        settings_path("cursor", None)
+    assert "use agents.install.mcp_change(agent, project)." in cursor.value.message
+    assert "use 'gitledger mcp setup'." in cursor.value.worded("cli")

@@ -91,7 +91,7 @@ def test_outside_git_init_makes_a_workspace_ledger(
     monkeypatch.delenv("GITLEDGER_DIR")
     workspace = tmp_path / "ws"
     workspace.mkdir()
-    with pytest.raises(NoLedger, match="gitledger init"):
+    with pytest.raises(NoLedger, match=r"Run Ledger\.init\(\) to make one here"):
         Ledger.open(cwd=workspace)
     ledger = Ledger.init(workspace)
     assert ledger.path == workspace / ".gitledger"
@@ -494,6 +494,6 @@ def test_a_stale_ref_lock_from_a_killed_writer_is_cleared_by_the_next_write(
     lock.write_text("")
     from gitledger.errors import StorageError
 
-    with pytest.raises(StorageError, match="gitledger repair"):
+    with pytest.raises(StorageError, match=r"run Ledger\.repair\(\) to remove stale locks"):
         ledger.update(task.id, notes=["blocked"])
     assert ledger.show(task.id).version == 2

@@ -371,6 +371,12 @@ def test_errors_carry_the_cli_kind_and_message(ledger: Any) -> None:
         assert out["backup"] == cli_error("backup", "no-such-remote")
     if "fuse" in out:
         assert out["fuse"]["error"] == "not_found"
+        assert (
+            "List sessions with the shell command 'gitledger fuse status'."
+            in (out["fuse"]["message"])
+        )
+        fuse_cli = cli_error("fuse", "restore", "--session", "never-saved")
+        assert "List sessions with 'gitledger fuse status'." in fuse_cli["message"]
 
     if "fact" in out:
         assert out["fact"]["error"] == "fact_not_found"
@@ -427,7 +433,27 @@ def test_no_ledger_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:
 
     first, second = run(go)
     assert first["error"] == "no_ledger" and "gitledger init" in first["message"]
+    # The steps as an MCP client takes them: no tool makes a ledger, a shell command does.
+    assert (
+        "(named by --ledger PATH in the MCP server's command or GITLEDGER_DIR)"
+        in (first["message"])
+    )
+    assert f"with the shell command 'gitledger init --ledger {missing}'." in first["message"]
     assert second == {"tasks": []}
+
+
+def test_a_lock_in_the_way_names_repair_as_a_shell_command(ledger: Any) -> None:
+    task = ledger.create("locked by a killed writer")
+    (ledger.path / "refs" / "gitledger" / "tasks" / f"{task.id}.lock").write_text("")
+
+    async def go() -> dict[str, Any]:
+        async with connect() as client:
+            return await fail(client, "task_update", {"id": task.id, "notes": ["blocked"]})
+
+    refused = run(go)
+    assert refused["error"] == "storage_error"
+    assert "run the shell command 'gitledger repair' to remove stale locks." in (refused["message"])
+    assert ledger.show(task.id).version == 1
 
 
 def test_concurrent_calls_lose_nothing(ledger: Any) -> None:

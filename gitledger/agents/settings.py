@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInput
+from ..errors import InvalidInput, Step
 from . import get
 from .settings_files import (
     MAX_SETTINGS_BYTES,
@@ -425,7 +425,7 @@ def settings_path(agent: str, project: Path | None) -> Path:
     found = get(agent)
     if not found.hooks:
         raise InvalidInput(
-            f"gitledger installs no hooks for {found.title}; use 'gitledger mcp setup'."
+            f"gitledger installs no hooks for {found.title}; use ", Step("mcp setup"), "."
         )
     return found.settings_path(project)
 

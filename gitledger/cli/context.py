@@ -11,6 +11,11 @@ from ._common import errors, json_option, open_ledger, print_json
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# What prime says outside a ledger (a SessionStart hook shows it to the agent): a command to run.
+NO_LEDGER_LINE = (
+    "gitledger: no task ledger here yet; run 'gitledger init' to keep this project's tasks in Git."
+)
+
 
 def budget_options(default: int, extra: str = "") -> Callable[[F], F]:
     """``--budget N`` and ``--unit bytes|tokens``, as every budgeted command spells them."""
@@ -108,7 +113,6 @@ def prime_cmd(
     in hand (who holds it, where, when) and the task you most likely resume, with its latest fuse
     snapshot, within 9,500 characters.
     """
-    from ..context import NO_LEDGER_LINE
     from ..errors import NoLedger
     from ..handoff import prime
 

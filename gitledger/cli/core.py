@@ -61,10 +61,10 @@ def where_cmd(ctx: click.Context, as_json: bool) -> None:
         else:
             found = paths.discover()
             if found is None:
-                raise NoLedger(paths.missing_ledger(None))
+                raise NoLedger(*paths.missing_ledger(None))
             location = found
         if not (location.path / "HEAD").exists():
-            raise NoLedger(paths.missing_ledger(location))
+            raise NoLedger(*paths.missing_ledger(location))
     if as_json:
         print_json({"path": str(location.path), "kind": location.kind, "exists": True})
         return

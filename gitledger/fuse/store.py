@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInput, LedgerError, NotFound
+from ..errors import InvalidInput, LedgerError, NotFound, Step
 from ..redact import redact, redact_value
 from ..text import cut
 from .condense import _norm, clean
@@ -561,14 +561,13 @@ def restore_text(
         found = sessions(ledger)
         if not found:
             raise NotFound(
-                "No fuse snapshots in this ledger yet. Save one with "
-                "'gitledger fuse save --transcript PATH --session ID'."
+                "No fuse snapshots in this ledger yet. Save one with ", Step("fuse save"), "."
             )
         session = found[0][0]
     saved = load(ledger, session)
     if saved is None:
         raise NotFound(
-            f"No fuse snapshot for session {session}. List sessions with 'gitledger fuse status'."
+            f"No fuse snapshot for session {session}. List sessions with ", Step("fuse status"), "."
         )
     return _restore(ledger, saved, budget), saved
 

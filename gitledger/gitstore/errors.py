@@ -16,7 +16,7 @@ from typing import Literal
 
 import pygit2
 
-from ..errors import CorruptRecord, LedgerError, RemoteError, RemoteMoved, StorageError
+from ..errors import CorruptRecord, LedgerError, RemoteError, RemoteMoved, Step, StorageError
 from .urls import redact_text, redact_url
 
 Kind = Literal["corrupt", "lock", "moved", "other"]
@@ -84,23 +84,29 @@ _NO_SPACE = ("no space left", "disk is full", "disk quota exceeded")
 _READ_ONLY = ("read-only file system", "readonly database", "permission denied")
 
 
-def disk_trouble(exc: BaseException, where: str = "the ledger") -> str | None:
+Trouble = tuple[str | Step, ...]
+
+
+def disk_trouble(exc: BaseException, where: str = "the ledger") -> Trouble | None:
     """The words for a write that failed because the disk is full or the ledger cannot be
-    written (errno, or the message of libgit2 or SQLite), naming what to do; None otherwise.
-    One rule for the store, the flock and the derived caches."""
+    written (errno, or the message of libgit2 or SQLite), naming what to do, as the parts of an
+    error (``errors.Step``: each interface words the step); None otherwise. One rule for the
+    store, the flock and the derived caches."""
     code = getattr(exc, "errno", None)
     lower = strerror(exc).lower()
     if code in (errno.ENOSPC, errno.EDQUOT) or any(w in lower for w in _NO_SPACE):
         return (
             f"no space left on the disk holding {where}; nothing was written. Free space on that "
-            f"disk ('df' on the folder 'gitledger where' prints shows how much is left), then "
-            f"retry"
+            "disk ('df' on the ledger's folder, which ",
+            Step("where"),
+            " names, shows how much is left), then retry",
         )
     if code in (errno.EROFS, errno.EACCES, errno.EPERM) or any(w in lower for w in _READ_ONLY):
         return (
             f"{where} cannot be written here ({strerror(exc)}); nothing was written, and reading "
-            f"it still works. Run the command as a user who can write it, on a writable mount, "
-            f"or with --ledger naming a writable copy"
+            "it still works. Write as a user who can write it, on a writable mount, or with ",
+            Step("name the ledger"),
+            " naming a writable copy",
         )
     return None
 
@@ -110,24 +116,28 @@ def storage_failure(what: str, exc: BaseException) -> LedgerError:
     text = strerror(exc)
     trouble = disk_trouble(exc)
     if trouble is not None:
-        return StorageError(f"{what}: {trouble}.")
+        return StorageError(f"{what}: ", *trouble, ".")
     kind = kind_of(text)
     if "packed references" in text.lower():
         return CorruptRecord(
             f"{what}: the ledger's packed-refs file is damaged ({text}), so Git can neither list "
-            f"nor move refs. Restore that file from a backup, or move it aside (mv packed-refs "
-            f"packed-refs.damaged, in the folder 'gitledger where' prints) and put back its "
-            f"readable '<commit id> <ref>' lines with git update-ref."
+            "nor move refs. Restore that file from a backup, or move it aside (mv packed-refs "
+            "packed-refs.damaged, in the ledger's folder, which ",
+            Step("where"),
+            " names) and put back its readable '<commit id> <ref>' lines with git update-ref.",
         )
     if kind == "corrupt" and isinstance(exc, pygit2.GitError):
         return CorruptRecord(
-            f"{what}: Git object is corrupt ({text}). Run 'gitledger verify' to list what is "
-            f"damaged, then restore it from a backup."
+            f"{what}: Git object is corrupt ({text}). Run ",
+            Step("verify"),
+            " to list what is damaged, then restore it from a backup.",
         )
     if kind == "lock":
         return StorageError(
             f"{what}: a Git lock file is in the way ({text}). If no other gitledger process "
-            f"is running, run 'gitledger repair' to remove stale locks."
+            "is running, run ",
+            Step("repair"),
+            " to remove stale locks.",
         )
     if isinstance(exc, pygit2.GitError):
         return StorageError(f"{what}: Git failed ({text}).")

@@ -626,8 +626,8 @@ def flock(path: Path, timeout: float, busy: str, *, max_delay: float) -> Iterato
     try:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError as exc:
-        why = disk_trouble(exc) or strerror(exc)
-        raise StorageError(f"Locking {path.name} in {path.parent}: {why}.") from exc
+        why = disk_trouble(exc) or (strerror(exc),)
+        raise StorageError(f"Locking {path.name} in {path.parent}: ", *why, ".") from exc
     try:
         deadline = time.monotonic() + timeout
         delay = 0.001

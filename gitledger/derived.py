@@ -7,7 +7,7 @@ this process's memory. It is kept current without a daemon by a fingerprint of t
 directories (``gitstore.refs_stamp``): ``stamp_current`` says whether the stored one still holds
 and was not taken in the racy window (``racy``: two changes in one tick of the file system's
 clock leave one mtime), ``save_stamp`` stores it, ``refs_changed`` says which refs to read again
-after it moved, and ``run_current`` runs a query on a cache brought current first, rebuilding a
+after it moved, ``refresh_stale`` is the refresh around them, and ``run_current`` runs a query on a cache brought current first, rebuilding a
 damaged one once and wording a full disk or a read-only ledger. ``write_transaction`` is
 ``BEGIN IMMEDIATE`` ... ``COMMIT``.
 """
@@ -128,6 +128,25 @@ def stamp_current(conn: sqlite3.Connection, encoded: str) -> bool:
     window (so no change in the same file-system tick can hide behind it)."""
     rows = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('stamp', 'racy')"))
     return rows.get("stamp") == encoded and rows.get("racy") == "0"
+
+
+def refresh_stale(
+    conn: sqlite3.Connection, stamp: RefsStamp, sync: Callable[[sqlite3.Connection], _T]
+) -> _T | None:
+    """Bring a cache current with the refs ``stamp`` fingerprints: nothing (None) while the stored
+    fingerprint holds, checked again once the write lock is held (another process may have
+    caught up meanwhile); else ``sync`` reads again what moved and the fingerprint is saved, in
+    one transaction. The one refresh loop of the task index and memory's; returns what ``sync``
+    returned."""
+    encoded = stamp.encode()
+    if stamp_current(conn, encoded):
+        return None
+    with write_transaction(conn):
+        if stamp_current(conn, encoded):
+            return None
+        out = sync(conn)
+        save_stamp(conn, stamp)
+    return out
 
 
 def run_current(

@@ -57,9 +57,9 @@ from .derived import (
     delete_derived_db,
     is_corrupt,
     open_derived_db,
+    refresh_stale,
     refs_changed,
     run_current,
-    save_stamp,
     stamp_current,
     write_transaction,
 )
@@ -266,26 +266,10 @@ class Index:
     ) -> RefreshStats:
         started = time.perf_counter()
         stamp = refs_stamp(self.git_dir, TASKS_DIR)
-        encoded = stamp.encode()
-        if self._stamp_ok(conn, encoded):
-            self.last_refresh = RefreshStats(seconds=time.perf_counter() - started)
-            return self.last_refresh
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if self._stamp_ok(conn, encoded):  # another process caught up while we waited
-                conn.execute("COMMIT")
-                self.last_refresh = RefreshStats(seconds=time.perf_counter() - started)
-                return self.last_refresh
-            stats = self._sync(conn, known or {})
-            save_stamp(conn, stamp)
-            conn.execute("COMMIT")
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        stats.seconds = time.perf_counter() - started
-        self.last_refresh = stats
-        return stats
+        stats = refresh_stale(conn, stamp, lambda c: self._sync(c, known or {}))
+        self.last_refresh = stats or RefreshStats()
+        self.last_refresh.seconds = time.perf_counter() - started
+        return self.last_refresh
 
     def ids_if_current(self, prefix: str, limit: int = -1) -> list[str] | None:
         """Ids starting with ``prefix`` if the index is known current without reading any ref;

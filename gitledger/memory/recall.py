@@ -99,35 +99,35 @@ class MemoryIndex:
         )
 
     def _refresh(self, conn: sqlite3.Connection) -> None:
-        from ..derived import refs_changed, save_stamp, stamp_current, write_transaction
+        from ..derived import refresh_stale
 
-        stamp = refs_stamp(self.git_dir, MEMORY_DIR)
-        encoded = stamp.encode()
-        if stamp_current(conn, encoded):
-            return
-        with write_transaction(conn):
-            tips = ref_tips(self.git_dir, MEMORY_DIR)
-            indexed = {MEMORY_PREFIX + i: t for i, t in conn.execute("SELECT id, tip FROM facts")}
-            problems = dict(conn.execute("SELECT ref, tip FROM problems"))
-            moved, gone = refs_changed(tips, indexed, problems)
-            for name in (*moved, *gone):
-                self._remove(conn, name[len(MEMORY_PREFIX) :])
-                conn.execute("DELETE FROM problems WHERE ref = ?", (name,))
-            for name in moved:
-                try:
-                    leaf = name[len(MEMORY_PREFIX) :]
-                    if not ID_PATTERN.match(leaf):
-                        raise CorruptRecord("not a gitledger fact id")
-                    files = self.store.read_files(tips[name], FACT_FILES)
-                    if files["FORMAT"] != FORMAT_LINE.encode():
-                        raise CorruptRecord("unknown fact format")
-                    self.add(conn, decode_fact(files["fact.json"], name), tips[name])
-                except LedgerError as exc:
-                    conn.execute(
-                        "INSERT OR REPLACE INTO problems VALUES (?, ?, ?)",
-                        (name, tips[name], exc.message),
-                    )
-            save_stamp(conn, stamp)
+        refresh_stale(conn, refs_stamp(self.git_dir, MEMORY_DIR), self._sync)
+
+    def _sync(self, conn: sqlite3.Connection) -> None:
+        """Read again the fact refs that moved since the cache was current, inside its write."""
+        from ..derived import refs_changed
+
+        tips = ref_tips(self.git_dir, MEMORY_DIR)
+        indexed = {MEMORY_PREFIX + i: t for i, t in conn.execute("SELECT id, tip FROM facts")}
+        problems = dict(conn.execute("SELECT ref, tip FROM problems"))
+        moved, gone = refs_changed(tips, indexed, problems)
+        for name in (*moved, *gone):
+            self._remove(conn, name[len(MEMORY_PREFIX) :])
+            conn.execute("DELETE FROM problems WHERE ref = ?", (name,))
+        for name in moved:
+            try:
+                leaf = name[len(MEMORY_PREFIX) :]
+                if not ID_PATTERN.match(leaf):
+                    raise CorruptRecord("not a gitledger fact id")
+                files = self.store.read_files(tips[name], FACT_FILES)
+                if files["FORMAT"] != FORMAT_LINE.encode():
+                    raise CorruptRecord("unknown fact format")
+                self.add(conn, decode_fact(files["fact.json"], name), tips[name])
+            except LedgerError as exc:
+                conn.execute(
+                    "INSERT OR REPLACE INTO problems VALUES (?, ?, ?)",
+                    (name, tips[name], exc.message),
+                )
 
     def wrote(self, written: list[tuple[Fact, str]], stamp_before: str) -> None:
         """Record writes (fact, new tip) this process just made under the writer lock.

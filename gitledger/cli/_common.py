@@ -63,6 +63,13 @@ def json_option(func: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")(func)
 
 
+def write_option(func: F) -> F:
+    """``--write`` of every command that changes a user's files: without it, only the diff."""
+    return click.option(
+        "--write", is_flag=True, help="Write the change (default: only show it as a diff)."
+    )(func)
+
+
 def open_ledger(ctx: click.Context, *, create: bool = False) -> Ledger:
     """The ledger named by --ledger / GITLEDGER_DIR, else the one for the working directory."""
     from ..ledger import Ledger

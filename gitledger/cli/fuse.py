@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from ..text import one_line, plural
-from ._common import actor_of, errors, json_option, open_ledger, print_json
+from ._common import actor_of, errors, json_option, open_ledger, print_json, write_option
 from .fuse_hooks import restore_hook, save_hook, summary_hook
 
 AGENTS = ("claude", "codex", "gemini")
@@ -255,7 +255,7 @@ def restore_cmd(
 @click.option(
     "--project", is_flag=True, help="This project's settings instead of your user settings."
 )
-@click.option("--write", is_flag=True, help="Write the change (default: only show it as a diff).")
+@write_option
 @click.option("--uninstall", is_flag=True, help="Remove the fuse's hooks, and nothing else.")
 @click.option(
     "--settings",

@@ -180,58 +180,45 @@ def turn_cmd(
     (compact) or defers (backing off 5, 10, then 20 turns). At 85% fill "nothing unsaved and
     impact not high" is enough. State is kept per session in the ledger.
     """
-    if hook:
-        from ..hooks import never_fail
+    import contextlib
 
-        with never_fail("judge turn", "nothing decided"):
-            _turn(ctx, transcript, session, verdict_json, True, as_json)
-        return
-    _turn(ctx, transcript, session, verdict_json, False, as_json)
-
-
-def _turn(
-    ctx: click.Context,
-    transcript: Path | None,
-    session: str | None,
-    verdict_json: str | None,
-    hook: bool,
-    as_json: bool,
-) -> None:
     from ..errors import InvalidInput
-    from ..hooks import text_field
+    from ..hooks import never_fail, text_field
     from ..judge.hook import judge_turn
     from ..judge.turn import TurnVerdict
     from .fast import transcript_and_payload
 
-    with errors(as_json):
-        transcript, payload = transcript_and_payload(transcript, inline=False)
-        assert transcript is not None  # inline=False: a transcript or an error
-        session = session or text_field(payload, "session_id") or transcript.stem
-        verdict = None
-        if verdict_json is not None:
-            try:
-                raw = json.loads(verdict_json)
-            except ValueError as exc:
-                raise InvalidInput(f"--verdict is not JSON ({exc}).") from exc
-            if not isinstance(raw, dict):
-                raise InvalidInput("--verdict must be a JSON object with the five fields.")
-            verdict = TurnVerdict.from_dict(raw)
-        from ..judge.state import judge_ref
+    guard = never_fail("judge turn", "nothing decided") if hook else contextlib.nullcontext()
+    with guard:  # as a hook, never fail the agent
+        with errors(as_json):
+            transcript, payload = transcript_and_payload(transcript, inline=False)
+            assert transcript is not None  # inline=False: a transcript or an error
+            session = session or text_field(payload, "session_id") or transcript.stem
+            verdict = None
+            if verdict_json is not None:
+                try:
+                    raw = json.loads(verdict_json)
+                except ValueError as exc:
+                    raise InvalidInput(f"--verdict is not JSON ({exc}).") from exc
+                if not isinstance(raw, dict):
+                    raise InvalidInput("--verdict must be a JSON object with the five fields.")
+                verdict = TurnVerdict.from_dict(raw)
+            from ..judge.state import judge_ref
 
-        judge_ref(str(session))  # a bad session id is refused before anything is opened
-        ledger = _hook_ledger(ctx, payload.get("cwd"), str(session))
-        decision = judge_turn(ledger, str(session), transcript, verdict=verdict)
-    if hook:
-        out = _hook_output(decision, str(session), transcript, payload)
-        if out:
-            from ..hooks import emit
+            judge_ref(str(session))  # a bad session id is refused before anything is opened
+            ledger = _hook_ledger(ctx, payload.get("cwd"), str(session))
+            decision = judge_turn(ledger, str(session), transcript, verdict=verdict)
+        if hook:
+            out = _hook_output(decision, str(session), transcript, payload)
+            if out:
+                from ..hooks import emit
 
-            emit(out, "judge turn")
-    elif as_json:
-        print_json({"session": session, **decision.to_dict()})
-    else:
-        for line in _render_decision(decision):
-            click.echo(line)
+                emit(out, "judge turn")
+        elif as_json:
+            print_json({"session": session, **decision.to_dict()})
+        else:
+            for line in _render_decision(decision):
+                click.echo(line)
 
 
 @judge_group.command("spend")

@@ -16,7 +16,7 @@ import click
 from ..agents.agents_md import AGENTS_BLOCK, BEGIN, END, add_block, remove_block
 from ..agents.install import server_command
 from ..agents.settings import SERVER_KEY, dump_json, merge_mcp_json, merge_mcp_toml, parse_json
-from ._common import actor_of, errors, json_option, print_json
+from ._common import actor_of, errors, json_option, print_json, write_option
 
 AGENTS = ("claude", "codex", "cursor", "gemini")
 
@@ -158,7 +158,7 @@ def merge_toml_config(before: str | None, where: Path, tables: str) -> str:
     help="Write the project's file (.mcp.json, .codex/config.toml, .cursor/mcp.json) instead "
     "of your user configuration.",
 )
-@click.option("--write", is_flag=True, help="Write the change (without it, only show it).")
+@write_option
 @json_option
 @click.pass_context
 def setup_cmd(ctx: click.Context, agent: str, project: bool, write: bool, as_json: bool) -> None:
@@ -215,7 +215,7 @@ def setup_cmd(ctx: click.Context, agent: str, project: bool, write: bool, as_jso
     help="The instructions file, at the project root.",
 )
 @click.option("--remove", is_flag=True, help="Take gitledger's block out instead.")
-@click.option("--write", is_flag=True, help="Write the change (without it, only show it).")
+@write_option
 @json_option
 def agents_md_cmd(file_name: str, remove: bool, write: bool, as_json: bool) -> None:
     """Add a short marked block to AGENTS.md or CLAUDE.md pointing agents at 'gitledger prime'.

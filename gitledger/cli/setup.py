@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from ._common import errors, json_option, print_json
+from ._common import errors, json_option, print_json, write_option
 
 
 @click.command("setup")
@@ -35,7 +35,7 @@ from ._common import errors, json_option, print_json
     help="Also sync with REMOTE from the hooks: fetch at session start, push after a "
     "compaction and at session end, each bounded in time.",
 )
-@click.option("--write", is_flag=True, help="Write the change (default: only show it as a diff).")
+@write_option
 @click.option("--uninstall", is_flag=True, help="Remove what setup adds, and nothing else.")
 @json_option
 @click.pass_context

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from . import LazyGroup
-from ._common import actor_of, errors, json_option, open_ledger, print_json
+from ._common import F, actor_of, errors, json_option, open_ledger, print_json
 from .render import task_dict, task_lines, task_text, version_text
 
 STATUS_CHOICE = click.Choice(["open", "active", "blocked", "done", "cancelled"])
@@ -249,13 +249,32 @@ def show_cmd(ctx: click.Context, task_id: str, at: int | None, as_json: bool) ->
         _emit_task(ctx, ledger.show(task_id, at=at), as_json)
 
 
+def _filter_options(func: F) -> F:
+    """The filters ``task list`` and ``task search`` share, in the order help shows them."""
+    for option in reversed(
+        (
+            click.option(
+                "--status",
+                "statuses",
+                type=STATUS_CHOICE,
+                multiple=True,
+                help="Only this status (repeatable).",
+            ),
+            click.option("--owner", help="Only tasks owned by this owner."),
+            click.option("--label", help="Only tasks with this label."),
+            click.option("--parent", help="Only children of this task."),
+        )
+    ):
+        func = option(func)
+    return func
+
+
+# LIMIT of ``task inbox`` and ``task ready``.
+_limit_argument = click.argument("limit", type=click.IntRange(min=0), default=10, required=False)
+
+
 @task_group.command("list")
-@click.option(
-    "--status", "statuses", type=STATUS_CHOICE, multiple=True, help="Only this status (repeatable)."
-)
-@click.option("--owner", help="Only tasks owned by this owner.")
-@click.option("--label", help="Only tasks with this label.")
-@click.option("--parent", help="Only children of this task.")
+@_filter_options
 @click.option(
     "--limit", type=click.IntRange(min=0), default=50, show_default=True, help="At most this many."
 )
@@ -287,7 +306,7 @@ def list_cmd(
 
 
 @task_group.command("inbox")
-@click.argument("limit", type=click.IntRange(min=0), default=10, required=False)
+@_limit_argument
 @json_option
 @click.pass_context
 def inbox_cmd(ctx: click.Context, limit: int, as_json: bool) -> None:
@@ -298,7 +317,7 @@ def inbox_cmd(ctx: click.Context, limit: int, as_json: bool) -> None:
 
 
 @task_group.command("ready")
-@click.argument("limit", type=click.IntRange(min=0), default=10, required=False)
+@_limit_argument
 @json_option
 @click.pass_context
 def ready_cmd(ctx: click.Context, limit: int, as_json: bool) -> None:
@@ -314,12 +333,7 @@ def ready_cmd(ctx: click.Context, limit: int, as_json: bool) -> None:
 @click.option(
     "--limit", type=click.IntRange(min=0), default=20, show_default=True, help="At most this many."
 )
-@click.option(
-    "--status", "statuses", type=STATUS_CHOICE, multiple=True, help="Only this status (repeatable)."
-)
-@click.option("--owner", help="Only tasks owned by this owner.")
-@click.option("--label", help="Only tasks with this label.")
-@click.option("--parent", help="Only children of this task.")
+@_filter_options
 @json_option
 @click.pass_context
 def search_cmd(

@@ -96,6 +96,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "--ledger {} in the MCP server's command",
         "Ledger.open({})",
     ),
+    "sync": ("'gitledger sync'", "the sync tool", "sync.sync(ledger)"),
     "where": ("'gitledger where'", "the shell command 'gitledger where'", "Ledger.path"),
     "fuse save": (
         "'gitledger fuse save --transcript PATH --session ID'",

@@ -191,7 +191,7 @@ def test_a_next_step_is_the_command_of_each_interface(ledger: Ledger) -> None:
     assert "List tasks with Ledger.list_tasks()." in missing.value.message
     assert "List tasks with 'gitledger task list'." in missing.value.worded("cli")
     assert "List tasks with the task_list tool." in missing.value.worded("mcp")
-    from gitledger import fuse
+    from gitledger import fuse, sync
     from gitledger.agents import install
 
     tools = {t.name for t in mcp_server.available_tools()}
@@ -211,7 +211,7 @@ def test_a_next_step_is_the_command_of_each_interface(ledger: Ledger) -> None:
             assert shell in over_mcp, command
         call = word_command(command, "python").split("(")[0]
         owner, attribute = call.rsplit(".", 1)
-        namespace = {"Ledger": ledger, "fuse": fuse, "agents.install": install}[owner]
+        namespace = {"Ledger": ledger, "fuse": fuse, "agents.install": install, "sync": sync}[owner]
         assert hasattr(namespace, attribute), command
 
 

@@ -327,3 +327,23 @@ def test_racing_first_use_hooks_create_one_ledger_and_lose_nothing(
     )
     assert len(refs.splitlines()) == 16
     assert not [p for p in home.iterdir() if ".init-" in p.name]  # no half-made ledger left
+
+
+def test_a_refused_ledger_names_it_as_each_interface_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitledger.errors import UnsafeLedger
+    from gitledger.ledger import Ledger
+
+    monkeypatch.delenv("GITLEDGER_DIR", raising=False)
+    folder = tmp_path / "unpacked"
+    folder.mkdir()
+    ledger = folder / ".gitledger"
+    bare_ledger_at(ledger, {"core.pager": "less"})
+    with pytest.raises(UnsafeLedger) as refused:
+        Ledger.open(cwd=folder)
+    assert f"or name the ledger with Ledger.open({str(ledger)!r})." in refused.value.message
+    assert f"or name the ledger with --ledger {ledger}." in refused.value.worded("cli")
+    assert f"--ledger {ledger} in the MCP server's command." in refused.value.worded("mcp")
+    out = gl("task", "list", cwd=folder)
+    assert f"or name the ledger with --ledger {ledger}." in " ".join(out.stderr.split())

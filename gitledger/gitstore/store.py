@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pygit2
 
-from ..errors import CorruptRecord, NoLedger, StorageError, UnsafeLedger
+from ..errors import CorruptRecord, NoLedger, Step, StorageError, UnsafeLedger
 from ..paths import git_work_tree
 from .errors import RefMoved, disk_trouble, kind_of, map_git_errors, strerror
 from .raw import broken_refs, local_offset_minutes, loose_object_problem, read_packed_refs
@@ -75,7 +75,9 @@ class GitStore:
         except pygit2.GitError as exc:
             raise NoLedger(
                 f"{self.path} is not a gitledger ledger ({strerror(exc)}). Check the path, or "
-                f"run 'gitledger init' to create a ledger."
+                "create a ledger there with ",
+                Step("init at", str(self.path)),
+                ".",
             ) from exc
         if not self.repo.is_bare:
             raise NoLedger(f"{self.path} is a Git work tree, not a ledger; pass the ledger path.")
@@ -95,8 +97,9 @@ class GitStore:
             if how is not None:
                 raise UnsafeLedger(
                     f"Refusing the ledger {self.path}: its {name} is {how}, so writing to it "
-                    f"would change files outside the ledger. Name the ledger with --ledger if "
-                    f"you made it so."
+                    "would change files outside the ledger. Name the ledger with ",
+                    Step("name the ledger", str(self.path)),
+                    " if you made it so.",
                 )
 
     def _refuse_program_settings(self) -> None:
@@ -111,7 +114,9 @@ class GitStore:
             f"gitledger never runs a program named by a ledger it found by itself (it came with "
             f"the folder). If the ledger is yours, remove the setting (git config --file "
             f"{self.path / 'config'} --unset {key}) and set it in your global Git config, or "
-            f"name the ledger with --ledger {self.path}."
+            "name the ledger with ",
+            Step("name the ledger", str(self.path)),
+            ".",
         )
 
     @classmethod

@@ -26,7 +26,7 @@ from typing import IO
 
 import pygit2
 
-from ..errors import RemoteError, RemoteMoved
+from ..errors import RemoteError, RemoteMoved, Step
 from ..paths import git_work_tree
 from ..refs import LEDGER_PREFIX
 from .errors import kind_of, map_git_errors, map_remote_errors, remote_failure, strerror
@@ -499,7 +499,9 @@ def _push_git(
     if code != 0 or unreported:
         raise RemoteError(
             f"Pushing to {redact_url(url)}: the server did not confirm {len(unreported)} ref(s) "
-            f"({_git_message(err)}). Run 'gitledger sync' again; if it repeats, check the server."
+            f"({_git_message(err)}). Run ",
+            Step("sync"),
+            " again; if it repeats, check the server.",
         )
     stats.objects += _objects_moved(err)
     stats.refs += len(part)

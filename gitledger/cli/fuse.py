@@ -13,11 +13,12 @@ from typing import Any
 
 import click
 
+from .. import agents
 from ..text import one_line, plural
 from ._common import actor_of, errors, json_option, open_ledger, print_json, write_option
 from .fuse_hooks import restore_hook, save_hook, summary_hook
 
-AGENTS = ("claude", "codex", "gemini")
+AGENTS = agents.with_hooks()  # the --agent names of fuse setup: the registry's
 
 
 def _payload(use_stdin: bool, wait: float = 5.0) -> dict[str, Any]:

@@ -13,12 +13,13 @@ from typing import Any
 
 import click
 
+from .. import agents
 from ..agents.agents_md import AGENTS_BLOCK, BEGIN, END, add_block, remove_block
 from ..agents.install import server_command
 from ..agents.settings import SERVER_KEY, dump_json, merge_mcp_json, merge_mcp_toml, parse_json
 from ._common import actor_of, errors, json_option, print_json, write_option
 
-AGENTS = ("claude", "codex", "cursor", "gemini")
+AGENTS = tuple(agents.AGENTS)  # the --agent names of mcp setup and setup: the registry's
 
 __all__ = [
     "AGENTS_BLOCK",

@@ -11,13 +11,14 @@ from pathlib import Path
 
 import click
 
+from .. import agents
 from ._common import errors, json_option, print_json, write_option
 
 
 @click.command("setup")
 @click.option(
     "--agent",
-    type=click.Choice(["claude", "codex", "gemini", "cursor"]),
+    type=click.Choice(list(agents.AGENTS)),
     default="claude",
     show_default=True,
     help="The agent to wire up.",

@@ -83,6 +83,12 @@ UPDATE_EDITS = (
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "task list": ("'gitledger task list'", "the task_list tool", "Ledger.list_tasks()"),
     "task ready": ("'gitledger task ready'", "the task_ready tool", "Ledger.ready()"),
+    "task show json": ("'gitledger task show --json'", "the task_show tool", "Task.to_json_dict()"),
+    "config help": (
+        "'gitledger config --help'",
+        "the shell command 'gitledger config --help'",
+        "settings.SETTINGS",
+    ),
     "verify": ("'gitledger verify'", "the verify tool", "Ledger.verify()"),
     "repair": ("'gitledger repair'", "the shell command 'gitledger repair'", "Ledger.repair()"),
     "init": ("'gitledger init'", "the shell command 'gitledger init'", "Ledger.init()"),

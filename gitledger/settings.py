@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .errors import InvalidInput
+from .errors import InvalidInput, Step
 
 if TYPE_CHECKING:
     from .gitstore import GitStore
@@ -90,8 +90,9 @@ def parse_bool(text: str, name: str) -> bool:
 def _check(name: str, value: str) -> None:
     if name not in SETTINGS:
         raise InvalidInput(
-            f"No setting '{name}'. Settings: {', '.join(sorted(SETTINGS))} "
-            f"(see 'gitledger config --help')."
+            f"No setting '{name}'. Settings: {', '.join(sorted(SETTINGS))} (see ",
+            Step("config help"),
+            ").",
         )
     if name == "claim.lease":
         parse_duration(value, name)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 from .changes import commit_message, diff_tasks, stamp_clock
-from .errors import GateRefused, InvalidInput, LedgerError, TaskNotFound
+from .errors import GateRefused, InvalidInput, LedgerError, Step, TaskNotFound
 from .gitstore import BulkWriter, ref_tips
 from .model import (
     ENTRY_FIELDS,
@@ -184,8 +184,9 @@ def parse_json_line(text: str, lineno: int) -> dict[str, Any]:
         raw = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidInput(
-            f"{where} is not JSON ({exc.msg}); each line must be one task as "
-            f"'gitledger task show --json' prints it."
+            f"{where} is not JSON ({exc.msg}); each line must be one task as ",
+            Step("task show json"),
+            " gives it.",
         ) from exc
     except RecursionError as exc:
         raise InvalidInput(f"{where} nests JSON too deeply to read.") from exc

@@ -191,8 +191,9 @@ def test_a_next_step_is_the_command_of_each_interface(ledger: Ledger) -> None:
     assert "List tasks with Ledger.list_tasks()." in missing.value.message
     assert "List tasks with 'gitledger task list'." in missing.value.worded("cli")
     assert "List tasks with the task_list tool." in missing.value.worded("mcp")
-    from gitledger import fuse, sync
+    from gitledger import fuse, settings, sync
     from gitledger.agents import install
+    from gitledger.model import Task
 
     tools = {t.name for t in mcp_server.available_tools()}
     global_flags = {flag for p in cli.params if isinstance(p, click.Option) for flag in p.opts}
@@ -201,7 +202,7 @@ def test_a_next_step_is_the_command_of_each_interface(ledger: Ledger) -> None:
         words = shell.split()[1:] if shell.startswith("gitledger ") else shell.split()
         path = [w for w in itertools.takewhile(lambda w: not w.startswith("-"), words)]
         options = cli_options(*path)  # the command exists
-        for flag in (w for w in words if w.startswith("--")):
+        for flag in (w for w in words if w.startswith("--") and w != "--help"):
             assert flag in options or flag in global_flags, (command, flag)
         over_mcp = word_command(command, "mcp")
         tool = re.fullmatch(r"the (\w+) tool", over_mcp)
@@ -211,7 +212,14 @@ def test_a_next_step_is_the_command_of_each_interface(ledger: Ledger) -> None:
             assert shell in over_mcp, command
         call = word_command(command, "python").split("(")[0]
         owner, attribute = call.rsplit(".", 1)
-        namespace = {"Ledger": ledger, "fuse": fuse, "agents.install": install, "sync": sync}[owner]
+        namespace = {
+            "Ledger": ledger,
+            "Task": Task,
+            "fuse": fuse,
+            "agents.install": install,
+            "sync": sync,
+            "settings": settings,
+        }[owner]
         assert hasattr(namespace, attribute), command
 
 
@@ -303,3 +311,20 @@ def test_fuse_and_setup_steps_are_worded_in_python(ledger: Ledger) -> None:
         settings_path("cursor", None)
     assert "use agents.install.mcp_change(agent, project)." in cursor.value.message
     assert "use 'gitledger mcp setup'." in cursor.value.worded("cli")
+
+
+def test_import_and_settings_name_their_steps_per_interface(ledger: Ledger, tmp_path: Path) -> None:
+    from gitledger import settings
+    from gitledger.transfer import import_tasks
+
+    with pytest.raises(InvalidInput) as refused:
+        import_tasks(ledger, ["not json\n"])
+    assert "each line must be one task as Task.to_json_dict() gives it." in refused.value.message
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    out = invoke("task", "import", str(bad))
+    assert "each line must be one task as 'gitledger task show --json' gives it." in out.output
+    with pytest.raises(InvalidInput) as unknown:
+        settings.apply(ledger.store, {"no.such": "1"})
+    assert "(see settings.SETTINGS)." in unknown.value.message
+    assert "(see 'gitledger config --help')." in invoke("config", "no.such=1").output

@@ -77,57 +77,46 @@ UPDATE_EDITS = (
 )
 
 
-# What an error names as the next step, as each interface offers it: the CLI's command, the MCP
-# client's tool (a command with no tool is one the client runs in a shell), the Python call.
-# "{}" stands for the step's value (a path), "PATH" where it has none.
-COMMANDS: dict[str, tuple[str, str, str]] = {
-    "task list": ("'gitledger task list'", "the task_list tool", "Ledger.list_tasks()"),
-    "task ready": ("'gitledger task ready'", "the task_ready tool", "Ledger.ready()"),
-    "task show json": ("'gitledger task show --json'", "the task_show tool", "Task.to_json_dict()"),
-    "config help": (
-        "'gitledger config --help'",
-        "the shell command 'gitledger config --help'",
-        "settings.SETTINGS",
-    ),
-    "verify": ("'gitledger verify'", "the verify tool", "Ledger.verify()"),
-    "repair": ("'gitledger repair'", "the shell command 'gitledger repair'", "Ledger.repair()"),
-    "init": ("'gitledger init'", "the shell command 'gitledger init'", "Ledger.init()"),
-    "init at": (
-        "'gitledger init --ledger {}'",
-        "the shell command 'gitledger init --ledger {}'",
-        "Ledger.open({}, create=True)",
-    ),
-    "name the ledger": (
-        "--ledger {}",
-        "--ledger {} in the MCP server's command",
-        "Ledger.open({})",
-    ),
-    "sync": ("'gitledger sync'", "the sync tool", "sync.sync(ledger)"),
-    "where": ("'gitledger where'", "the shell command 'gitledger where'", "Ledger.path"),
+# What an error names as the next step: its name -> (the CLI's words after 'gitledger', or the
+# option; the MCP tool, None where there is none and an MCP client runs the command in a shell;
+# the Python call). "{}" stands for the step's value (a path), "PATH" where it has none.
+COMMANDS: dict[str, tuple[str, str | None, str]] = {
+    "task list": ("task list", "task_list", "Ledger.list_tasks()"),
+    "task ready": ("task ready", "task_ready", "Ledger.ready()"),
+    "task show json": ("task show --json", "task_show", "Task.to_json_dict()"),
+    "config help": ("config --help", None, "settings.SETTINGS"),
+    "verify": ("verify", "verify", "Ledger.verify()"),
+    "repair": ("repair", None, "Ledger.repair()"),
+    "init": ("init", None, "Ledger.init()"),
+    "init at": ("init --ledger {}", None, "Ledger.open({}, create=True)"),
+    "name the ledger": ("--ledger {}", None, "Ledger.open({})"),
+    "sync": ("sync", "sync", "sync.sync(ledger)"),
+    "where": ("where", None, "Ledger.path"),
     "fuse save": (
-        "'gitledger fuse save --transcript PATH --session ID'",
-        "the fuse_save tool",
+        "fuse save --transcript PATH --session ID",
+        "fuse_save",
         "fuse.save(ledger, ID, transcript)",
     ),
-    "fuse status": (
-        "'gitledger fuse status'",
-        "the shell command 'gitledger fuse status'",
-        "fuse.sessions(ledger)",
-    ),
-    "mcp setup": (
-        "'gitledger mcp setup'",
-        "the shell command 'gitledger mcp setup'",
-        "agents.install.mcp_change(agent, project)",
-    ),
+    "fuse status": ("fuse status", None, "fuse.sessions(ledger)"),
+    "mcp setup": ("mcp setup", None, "agents.install.mcp_change(agent, project)"),
 }
 
 
 def word_command(command: str, interface: Interface, value: str | None = None) -> str:
     """A command named as a next step, as ``interface`` offers it: ``'gitledger task list'``,
-    the ``task_list`` tool, ``Ledger.list_tasks()``; ``value`` (a path) where the step takes one,
-    quoted as a Python string in the Python call."""
-    cli, mcp, python = COMMANDS[command]
-    template = {"cli": cli, "mcp": mcp, "python": python}[interface]
+    the ``task_list`` tool, ``Ledger.list_tasks()``; an option as the CLI's ``--ledger PATH`` and
+    the MCP server's command line. ``value`` (a path) where the step takes one, quoted as a
+    Python string in the Python call."""
+    words, tool, call = COMMANDS[command]
+    option = words.startswith("--")
+    if interface == "python":
+        template = call
+    elif interface == "cli":
+        template = words if option else f"'gitledger {words}'"
+    elif option:
+        template = f"{words} in the MCP server's command"
+    else:
+        template = f"the {tool} tool" if tool else f"the shell command 'gitledger {words}'"
     if value is None:
         return template.replace("{}", "PATH")
     return template.replace("{}", repr(value) if interface == "python" else value)

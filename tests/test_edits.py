@@ -328,3 +328,15 @@ def test_import_and_settings_name_their_steps_per_interface(ledger: Ledger, tmp_
         settings.apply(ledger.store, {"no.such": "1"})
     assert "(see settings.SETTINGS)." in unknown.value.message
     assert "(see 'gitledger config --help')." in invoke("config", "no.such=1").output
+
+
+def test_a_folder_that_is_no_ledger_names_init_per_interface(tmp_path: Path) -> None:
+    folder = tmp_path / "not-a-ledger"
+    folder.mkdir()
+    (folder / "HEAD").write_text("garbage\n")
+    with pytest.raises(NoLedger) as refused:
+        Ledger.open(folder)
+    assert "Check the path, or run Ledger.init() to create a ledger." in refused.value.message
+    out = invoke("--ledger", str(folder), "task", "list")
+    assert out.exit_code == 1
+    assert "Check the path, or run 'gitledger init' to create a ledger." in out.output

@@ -74,10 +74,9 @@ class GitStore:
             self.repo = pygit2.Repository(str(self.path), pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
         except pygit2.GitError as exc:
             raise NoLedger(
-                f"{self.path} is not a gitledger ledger ({strerror(exc)}). Check the path, or "
-                "create a ledger there with ",
-                Step("init at", str(self.path)),
-                ".",
+                f"{self.path} is not a gitledger ledger ({strerror(exc)}). Check the path, or run ",
+                Step("init"),
+                " to create a ledger.",
             ) from exc
         if not self.repo.is_bare:
             raise NoLedger(f"{self.path} is a Git work tree, not a ledger; pass the ledger path.")

@@ -621,6 +621,8 @@ def test_ready_fills_a_page_the_claim_check_thins(
     monkeypatch.setenv("GITLEDGER_CLAIM_LEASE", "1s")
     time.sleep(1.2)
     monkeypatch.setattr(ledger_module, "claim_state", lambda *_a, **_k: "live")
+    # ready's order within a priority: created_at (milliseconds), then id for two made in one
+    opened.sort(key=lambda t: (t.created_at, t.id))
     assert [t.id for t in ledger.ready(limit=2)] == [o.id for o in opened[:2]]
     assert [t.id for t in ledger.ready(limit=None)] == [o.id for o in opened]
 

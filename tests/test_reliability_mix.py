@@ -155,7 +155,7 @@ def test_a_staging_lock_left_by_a_killed_sync_does_not_block_the_next_sync(
     b.update(task, notes=["from b"])
     sync.sync(Ledger.open(tmp_path / "b"), url=str(remote))
     # What a sync killed inside its fetch leaves: the lock of the staged ref, an hour old.
-    lock = tmp_path / "a" / f"{sync._staging(str(remote))}tasks/{task}.lock"
+    lock = tmp_path / "a" / f"{sync.remote.staging_namespace(str(remote))}tasks/{task}.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     lock.write_text("0" * 40 + "\n")
     os.utime(lock, (time.time() - 3600, time.time() - 3600))

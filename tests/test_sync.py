@@ -21,6 +21,7 @@ from gitledger.errors import ClaimConflict, GateRefused, InvalidInput, RemoteErr
 from gitledger.gitstore import GitStore
 from gitledger.ledger import Ledger
 from gitledger.model import Task
+from gitledger.refs import LEDGER_REFSPEC
 
 PREFIX = "refs/gitledger/"
 
@@ -488,7 +489,7 @@ def test_origin_of_the_project_setup_and_init_warning(tmp_path: Path) -> None:
     )
     assert git_refs(origin) == refs_of(fresh)
     ledger_fetch = subprocess.run(
-        ["git", "--git-dir", str(ledger.path), "fetch", "-q", str(origin), sync.LEDGER_REFSPEC],
+        ["git", "--git-dir", str(ledger.path), "fetch", "-q", str(origin), LEDGER_REFSPEC],
         capture_output=True,
         text=True,
     )
@@ -638,7 +639,7 @@ def test_the_after_push_check_goes_round_again_when_the_remote_moved_on(tmp_path
     b.update(task.id, notes=["from b, on top"])
     sync.sync(b, url=str(remote))  # the remote moves on past a's push
     with pytest.raises(RemoteMoved):
-        sync._check_remote(str(remote), a, [(ref, pushed, None)])
+        sync.exchange.check_remote(str(remote), a, [(ref, pushed, None)])
     report = sync.sync(a, url=str(remote))  # a's next round fast-forwards and is done
     assert {n.text for n in a.show(task.id).notes} >= {"from a", "from b, on top"}
     assert report.fast_forwarded == [ref]
@@ -657,7 +658,7 @@ def test_a_claim_is_not_won_when_integration_left_the_remote_version_for_later(
     sync.restore(b, str(remote))
     assert sync.claim(b, task.id, str(remote)).owner == "bob"  # the server took bob's
 
-    real = sync._integrate
+    real = sync.exchange.integrate
     calls = []
 
     def integrate_later_once(ledger: Ledger, remote_tips: dict[str, str], report: Any,
@@ -667,7 +668,7 @@ def test_a_claim_is_not_won_when_integration_left_the_remote_version_for_later(
             return dict(ledger.store.refs(PREFIX)) if local is None else local
         return real(ledger, remote_tips, report, local)
 
-    monkeypatch.setattr(sync, "_integrate", integrate_later_once)
+    monkeypatch.setattr(sync.exchange, "integrate", integrate_later_once)
     with pytest.raises(ClaimConflict):
         sync.claim(a, task.id, str(remote))
     assert len(calls) >= 2

@@ -137,7 +137,7 @@ def test_staging_left_by_an_interrupted_run_is_cleared(tmp_path: Path, daemon: D
     url = bare(daemon, "team.git")
     sync.backup(a, url)
     tip = next(iter(refs_of(a).values()))
-    leftover = f"{sync._staging(url)}tasks/leftover"  # this remote's landing place
+    leftover = f"{sync.remote.staging_namespace(url)}tasks/leftover"  # this remote's landing place
     subprocess.run([GIT, "--git-dir", str(a.path), "update-ref", leftover, tip], check=True)
     assert sync.sync(a, url).quiet
     assert staged(a) == []
@@ -170,7 +170,7 @@ def test_a_lock_left_in_staging_by_a_killed_sync_does_not_block_the_next(
     sync.restore(b, url)
     b.update(task.id, notes=["from b"])
     sync.sync(b, url)
-    lock = a.path / f"{sync._staging(url)}tasks/{task.id}.lock"
+    lock = a.path / f"{sync.remote.staging_namespace(url)}tasks/{task.id}.lock"
     lock.parent.mkdir(parents=True, exist_ok=True)
     lock.write_text("0" * 40 + "\n")
     report = sync.sync(a, url)

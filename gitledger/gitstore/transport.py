@@ -1,4 +1,4 @@
-"""Remotes: listing, fetching, pushing and bundles (used by sync.py).
+"""Remotes: listing, fetching, pushing and bundles (used by sync/).
 
 libgit2 lists remotes (one connection, no objects) and is the storage layer throughout. The
 git CLI is the transport fallback docs/ARCHITECTURE.md allows where libgit2 lacks something: it

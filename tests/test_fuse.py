@@ -821,9 +821,9 @@ def test_bad_session_ids_are_refused_and_nothing_is_written(
 
 
 def test_restore_of_an_unknown_session_names_the_fix(ledger: Any) -> None:
-    with pytest.raises(NotFound, match="fuse save"):
+    with pytest.raises(NotFound, match=r"fuse\.save\(ledger, ID, transcript\)"):
         fuse.restore_text(ledger)
-    with pytest.raises(NotFound, match="fuse status"):
+    with pytest.raises(NotFound, match=r"fuse\.sessions\(ledger\)"):
         fuse.restore_text(ledger, "nope")
 
 

@@ -622,6 +622,41 @@ def test_the_restore_beside_a_summary_leaves_out_what_it_says() -> None:
     assert "Chose nom 7 over pest" in fuse.render(snap, 6_000)
 
 
+def test_beside_a_summary_that_lost_the_session_the_restore_takes_the_largest_budget() -> None:
+    snap = rich_snapshot()
+    snap.decisions = [f"decided {i} because reason {i} " + "z" * 400 for i in range(20)]
+    lost = "The user asked one question about the export, and the session ended."
+    text = fuse.render(snap, None, known=lost)
+    assert fuse.DEFAULT_BUDGET < len(text.encode()) + 1 <= fuse.MAX_BUDGET
+    judged, said = fuse.summary_coverage(snap, lost)
+    assert said == 0 and judged > 40
+    header = text.splitlines()[0]
+    assert header.startswith("[gitledger fuse] What the compaction summary above leaves out")
+    assert f"(it says 0 of its {judged} items)" in header
+    assert fuse.default_budget(snap, lost) == fuse.MAX_BUDGET
+    # a budget given is the budget
+    assert len(fuse.render(snap, 6_000, known=lost).encode()) + 1 <= 6_000
+    # without a summary, or beside one that says a fifth of the items or more: the default
+    says = " ".join([*snap.constraints[:6], *snap.decisions[:7], *snap.files_edited])
+    judged, said = fuse.summary_coverage(snap, says)
+    assert said >= judged / 5
+    for known in ("", says):
+        assert len(fuse.render(snap, None, known=known).encode()) + 1 <= fuse.DEFAULT_BUDGET
+        assert fuse.default_budget(snap, known) == fuse.DEFAULT_BUDGET
+
+
+def test_a_summary_is_judged_lost_only_beside_enough_items() -> None:
+    from gitledger.fuse.render import LOST_MIN_ITEMS, lost_summary
+
+    assert lost_summary(77, 4) and lost_summary(LOST_MIN_ITEMS, 0)
+    assert not lost_summary(20, 4)  # a fifth
+    assert not lost_summary(LOST_MIN_ITEMS - 1, 0)  # too few to tell
+    small = Snapshot(session="s", goal="Port the parser", constraints=["Never touch the C API."])
+    text = fuse.render(small, None, known="Something else entirely was discussed here.")
+    assert "leaves out" in text.splitlines()[0]
+    assert len(text.encode()) + 1 <= fuse.DEFAULT_BUDGET
+
+
 def test_shortening_comes_before_dropping() -> None:
     snap = rich_snapshot()
     text = fuse.render(snap, 3_000)

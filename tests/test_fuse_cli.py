@@ -524,3 +524,75 @@ def test_the_fast_parser_takes_the_global_options(tmp_path: Path) -> None:
     afile = tmp_path / "f"
     afile.write_text("")
     assert parse_hook(["--ledger", str(afile), "fuse", "restore", "--hook"]) is None
+
+
+def _corpus_compaction(tmp: Path) -> tuple[Path, str] | None:
+    """A real session of our corpus cut where Claude Code compacted it, and the summary Claude
+    wrote there; None without ../shared."""
+    from helpers import CORPUS
+
+    found = sorted((CORPUS / "claude-code" / "spotter").glob("ae4a77f8-*.jsonl"))
+    if not found:
+        return None
+    path = found[0]
+    lines = path.read_text(encoding="utf-8").splitlines(True)
+    boundary = next(i for i, line in enumerate(lines) if '"compact_boundary"' in line)
+    record = json.loads(lines[boundary + 1])
+    assert record.get("isCompactSummary"), "the summary follows the boundary"
+    content = record["message"]["content"]
+    summary = content if isinstance(content, str) else "\n".join(b["text"] for b in content)
+    cut = tmp / "cut.jsonl"
+    cut.write_text("".join(lines[:boundary]), encoding="utf-8")
+    return cut, summary
+
+
+def test_beside_a_summary_that_lost_the_session_the_hooks_restore_up_to_9500_bytes(
+    isolated: Path,
+) -> None:
+    found = _corpus_compaction(isolated)
+    if found is None:
+        pytest.skip("../shared/corpus is absent (only in the development checkout)")
+    cut, real = found
+    thin = "The user asked one question about the review page, then the session ended."
+    ledger = os.environ["GITLEDGER_DIR"]
+    sizes = {}
+    for session, summary in (("real", real), ("thin", thin)):
+        pre = payload(session_id=session, transcript_path=str(cut))
+        assert _hook_process("fuse", "save", "--hook", stdin=pre).returncode == 0
+        post = json.dumps({"session_id": session, "compact_summary": summary})
+        done = _hook_process("fuse", "summary", "--hook", stdin=post)
+        assert done.returncode == 0 and done.stdout == "", done.stderr
+        start = json.dumps({"session_id": session, "source": "compact"})
+        restored = _hook_process("fuse", "restore", "--hook", stdin=start)
+        assert restored.returncode == 0, restored.stderr
+        context = json.loads(restored.stdout)["hookSpecificOutput"]["additionalContext"]
+        sizes[session] = len(context.encode()) + 1  # printed with its newline
+        message = subprocess.run(
+            [
+                "git",
+                "--git-dir",
+                ledger,
+                "log",
+                "-1",
+                "--format=%B",
+                f"refs/gitledger/fuse/{session}",
+            ],
+            capture_output=True,
+            text=True,
+        ).stdout
+        assert re.search(r"The summary says \d+ of the \d+ items the snapshot holds", message)
+        assert ("lost the session" in message) == (session == "thin")
+        if session == "thin":
+            assert "task line (it says 0 of its " in context.splitlines()[0]
+        shown = subprocess.run(
+            ["git", "--git-dir", ledger, "show", f"refs/gitledger/fuse/{session}:restore.md"],
+            capture_output=True,
+            text=True,
+        ).stdout
+        assert shown == context  # the commit shows what the restore gives
+    assert sizes["real"] <= 6_000 < sizes["thin"] <= 9_500
+    # a budget given by hand is the budget
+    by_hand = run("fuse", "restore", "--session", "thin", "--budget", "6000", "--plain")
+    assert by_hand.exit_code == 0 and len(by_hand.stdout.encode()) <= 6_000
+    as_json = json.loads(run("fuse", "restore", "--session", "thin", "--json").stdout)
+    assert as_json["budget"] == 9_500 and as_json["bytes"] + 1 == sizes["thin"]

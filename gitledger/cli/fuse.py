@@ -174,7 +174,8 @@ def summary_cmd(
     "--budget",
     type=int,
     default=None,
-    help="Bytes of text, 300 to 9,500 (default 6,000; Claude Code caps hook context at 10,000).",
+    help="Bytes of text, 300 to 9,500 (default 6,000, or 9,500 beside a recorded summary that "
+    "lost the session; Claude Code caps hook context at 10,000).",
 )
 @click.option("--plain", is_flag=True, help="Print the text instead of the hook's JSON.")
 @click.option(
@@ -198,7 +199,6 @@ def restore_cmd(
     """
     from .. import fuse
 
-    budget = fuse.DEFAULT_BUDGET if budget is None else budget
     payload: dict[str, Any] = {}
     if session and task_id:
         raise click.UsageError("Give --session or --task, not both.")
@@ -213,7 +213,8 @@ def restore_cmd(
             restore_hook(_who(ctx), payload, session, budget, plain)
         return
     with errors(as_json):
-        fuse.check_budget(budget)
+        if budget is not None:
+            fuse.check_budget(budget)
         if session is not None:
             fuse.check_session(session)
         ledger = open_ledger(ctx)
@@ -234,7 +235,7 @@ def restore_cmd(
             {
                 "session": saved.session,
                 "commit": saved.commit,
-                "budget": budget,
+                "budget": budget or fuse.default_budget(saved.snapshot, saved.summary),
                 "bytes": len(text.encode()),
                 "text": text,
             }

@@ -196,8 +196,7 @@ def restore_hook(
     saved = fuse.load(ledger, session)
     if saved is None:
         return  # nothing saved for this session: nothing to say
-    budget = fuse.DEFAULT_BUDGET if budget is None else budget
-    text, _ = fuse.restore_text(ledger, session, budget, saved=saved)
+    text, _ = fuse.restore_text(ledger, session, budget, saved=saved)  # None: the default
     emit(text if plain else session_start_output(text), "fuse restore")
 
 

@@ -49,7 +49,15 @@ from .condense import clean, condense, defang, shorten, shorten_path
 # Eager: importing the module gitledger.fuse.extract would bind the package's ``extract`` to it.
 from .extract import Extractor, extract, snapshot_file
 from .hook import read_hook_payload, session_start_output
-from .render import SMALL_BUDGET, STEER_BUDGET, check_budget, render, steer
+from .render import (
+    SMALL_BUDGET,
+    STEER_BUDGET,
+    check_budget,
+    default_budget,
+    render,
+    steer,
+    summary_coverage,
+)
 from .snapshot import (
     DEFAULT_BUDGET,
     FORMAT_VERSION,
@@ -145,6 +153,7 @@ __all__ = [
     "clean",
     "condense",
     "cut",
+    "default_budget",
     "defang",
     "delta",
     "extract",
@@ -175,5 +184,6 @@ __all__ = [
     "snapshot_facts",
     "snapshot_file",
     "steer",
+    "summary_coverage",
     "task_lines",
 ]

@@ -16,8 +16,8 @@ from ..redact import redact, redact_value
 from ..text import cut
 from .condense import _norm, clean
 from .extract import snapshot_file
-from .render import check_budget, render
-from .snapshot import DEFAULT_BUDGET, FORMAT_VERSION, FUSE_REF_PREFIX, Snapshot
+from .render import check_budget, lost_summary, render, summary_coverage
+from .snapshot import DEFAULT_BUDGET, FORMAT_VERSION, FUSE_REF_PREFIX, MAX_BUDGET, Snapshot
 
 if TYPE_CHECKING:
     from ..ledger import Ledger, VerifyReport
@@ -548,13 +548,15 @@ def link(ledger: Ledger, session: str, task: str, *, actor: str | None = None) -
 def restore_text(
     ledger: Ledger,
     session: str | None = None,
-    budget: int = DEFAULT_BUDGET,
+    budget: int | None = None,
     *,
     saved: SavedSnapshot | None = None,
 ) -> tuple[str, SavedSnapshot]:
     """The rendered restore of a session (the newest saved session when None); ``saved``: its
-    save, when the caller has just loaded it."""
-    check_budget(budget)
+    save, when the caller has just loaded it. ``budget`` None: the default (``render``'s: 6,000
+    bytes, 9,500 beside a recorded summary that lost the session)."""
+    if budget is not None:
+        check_budget(budget)
     if saved is not None:
         return _restore(ledger, saved, budget), saved
     if session is None:
@@ -572,11 +574,15 @@ def restore_text(
     return _restore(ledger, saved, budget), saved
 
 
-def _restore(ledger: Ledger, saved: SavedSnapshot, budget: int) -> str:
+def _restore(ledger: Ledger, saved: SavedSnapshot, budget: int | None) -> str:
     lines = saved.snapshot.task_state
     if saved.snapshot.task_id:
         try:
-            lines = task_lines(ledger, ledger.resolve(saved.snapshot.task_id), budget=budget // 4)
+            lines = task_lines(
+                ledger,
+                ledger.resolve(saved.snapshot.task_id),
+                budget=(budget or DEFAULT_BUDGET) // 4,
+            )
         except Exception:  # noqa: BLE001 - fall back to the state saved with the snapshot
             lines = saved.snapshot.task_state
     return render(
@@ -609,13 +615,19 @@ def record_summary(
             return None
         saved = _read_saved(ledger, session, tip)
         files = {k: v for k, v in ledger.store.read_files(tip, _FILES).items() if v is not None}
-        text = render(saved.snapshot, DEFAULT_BUDGET, trigger=saved.trigger, known=summary)
+        judged, said = summary_coverage(saved.snapshot, summary)
+        lost = lost_summary(judged, said)
+        budget = MAX_BUDGET if lost else DEFAULT_BUDGET  # the restore's default beside it
+        text = render(saved.snapshot, budget, trigger=saved.trigger, known=summary)
         files["summary.md"] = summary.encode()
         files["restore.md"] = text.encode()
         files["delta.json"] = encode({"summary_bytes": len(summary.encode())})
         message = (
             f"fuse summary ({clean(trigger)[:40] or 'auto'}): the agent's summary, "
-            f"{len(summary.encode()):,} bytes, and what the fuse adds to it\n"
+            f"{len(summary.encode()):,} bytes, and what the fuse adds to it\n\n"
+            f"The summary says {said} of the {judged} items the snapshot holds; the restore "
+            f"beside it takes {len(text.encode()) + 1:,} of {budget:,} bytes"
+            f"{' (the summary lost the session)' if lost else ''}.\n"
         )
         commit = write_version(
             ledger.store, refname, files, message, ledger.author(actor), expected_tip=tip

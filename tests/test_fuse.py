@@ -657,6 +657,27 @@ def test_a_summary_is_judged_lost_only_beside_enough_items() -> None:
     assert len(text.encode()) + 1 <= fuse.DEFAULT_BUDGET
 
 
+def test_paths_under_the_session_folder_are_restored_relative_to_it(session: Session) -> None:
+    session.user("Fix the parser in /home/dev/app/src/parse.py please.")
+    session.call(
+        "Task",
+        {"description": "Find the tokenizer"},
+        result="The tokenizer lives in /home/dev/app/src/lexer/tokens.py (line 40).",
+    )
+    session.say("Done: /home/dev/app/src/parse.py now reads /home/dev/apps/other.py too.")
+    session.user("Thanks.")
+    snap = session.snapshot()
+    assert snap.cwd == "/home/dev/app"
+    assert fuse.Snapshot.from_dict(snap.to_dict()).cwd == "/home/dev/app"
+    text = fuse.render(snap, 6_000)
+    assert "The tokenizer lives in src/lexer/tokens.py (line 40)." in text
+    assert "Done: src/parse.py now reads /home/dev/apps/other.py too." in text  # not a sibling
+    assert "Fix the parser in /home/dev/app/src/parse.py please." in text  # the person's words
+    # a snapshot saved before the folder was recorded restores as before
+    old = fuse.Snapshot.from_dict({k: v for k, v in snap.to_dict().items() if k != "cwd"})
+    assert "/home/dev/app/src/lexer/tokens.py" in fuse.render(old, 6_000)
+
+
 def test_shortening_comes_before_dropping() -> None:
     snap = rich_snapshot()
     text = fuse.render(snap, 3_000)

@@ -541,6 +541,7 @@ class Extractor:
         snap.answers = self.answers.values()
         snap.checks = self.checks.values()
         snap.source = self.source
+        snap.cwd = self.cwd or ""
         command_goal = self.first_command
         if command_goal and self.command_prompt:
             command_goal = f"{command_goal}: {self.command_prompt}"

@@ -270,6 +270,18 @@ def _items(snap: Snapshot, hints: list[str]) -> dict[str, list[str]]:
     }
 
 
+def _relative_to(folder: str, sections: list[_Section]) -> None:
+    """Paths under the session's folder written relative to it, as FILES EDITED has them
+    (``/Users/a/work/cli/cmd/x.go`` -> ``cmd/x.go``: a path in a report or a sub-agent's result
+    is often a third of its clause); not in the person's words, which are quoted as written."""
+    folder = clean(folder).rstrip("/")
+    if len(folder) < 2:
+        return
+    for section in sections:
+        if not section.verbatim:
+            section.items = [item.replace(folder + "/", "") for item in section.items]
+
+
 def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_Section]:
     marks = {"in_progress": "[doing] ", "active": "[doing] ", "blocked": "[blocked] "}
     items = [marks.get(i.status, "") + clean(i.text) for i in snap.open_items]
@@ -283,6 +295,7 @@ def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_
             for key, heading, short, quota, noun, options in _LISTED
         ),
     ]
+    _relative_to(snap.cwd, sections)
     _dedupe(clean(snap.goal), sections)
     _rank(snap, sections)
     return sections

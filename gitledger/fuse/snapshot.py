@@ -59,6 +59,7 @@ class Snapshot:
     format: int = FORMAT_VERSION
     session: str = ""
     source: str = ""
+    cwd: str = ""  # the session's folder: paths under it are shown relative to it
     goal: str = ""
     goal_history: list[str] = field(default_factory=list)
     open_items: list[OpenItem] = field(default_factory=list)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -162,6 +163,13 @@ def test_the_summary_is_steered_recorded_and_complemented(session: ClaudeSession
     # PostCompact: the summary the stand-in wrote is in the snapshot's commit
     assert "worked on some files" in fuse_file(session, "summary.md")
     assert "leaves out" in fuse_file(session, "restore.md").splitlines()[0]
+    message = subprocess.run(
+        ["git", "--git-dir", os.environ["GITLEDGER_DIR"], "log", "-1", "--format=%B"]
+        + [f"refs/gitledger/fuse/{session.session_id}"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert re.search(r"The summary says \d+ of the \d+ items the snapshot holds", message), message
     mark = session.standin.mark()
     session.standin.script(Reply([text("Continuing.")]))
     session.run("Continue.")

@@ -21,6 +21,12 @@ from .fuse_hooks import restore_hook, save_hook, summary_hook
 AGENTS = agents.with_hooks()  # the --agent names of fuse setup: the registry's
 
 
+# --hook of fuse save, fuse summary and fuse restore: one wording for the three hooks.
+_hook_option = click.option(
+    "--hook", is_flag=True, help="Read the hook payload on stdin and never fail the agent."
+)
+
+
 def _payload(use_stdin: bool, wait: float = 5.0) -> dict[str, Any]:
     """The hook payload on stdin (bounded in size and time: see gitledger.hooks)."""
     from ..hooks import read_payload
@@ -59,9 +65,7 @@ def fuse_group() -> None:
 @click.option(
     "--trigger", help="Why it was saved: auto, manual … (default: the payload's, else manual)."
 )
-@click.option(
-    "--hook", is_flag=True, help="Read the hook payload on stdin and never fail the agent."
-)
+@_hook_option
 @json_option
 @click.pass_context
 def save_cmd(
@@ -121,9 +125,7 @@ def save_cmd(
     type=click.Path(dir_okay=False, path_type=Path),
     help="The summary the agent wrote (default: the payload's compact_summary).",
 )
-@click.option(
-    "--hook", is_flag=True, help="Read the hook payload on stdin and never fail the agent."
-)
+@_hook_option
 @json_option
 @click.pass_context
 def summary_cmd(
@@ -178,9 +180,7 @@ def summary_cmd(
     "lost the session; Claude Code caps hook context at 10,000).",
 )
 @click.option("--plain", is_flag=True, help="Print the text instead of the hook's JSON.")
-@click.option(
-    "--hook", is_flag=True, help="Read the hook payload on stdin and never fail the agent."
-)
+@_hook_option
 @json_option
 @click.pass_context
 def restore_cmd(

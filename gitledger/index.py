@@ -35,7 +35,9 @@ Disposable
     index is built in memory from the refs for the process (``open_index``): every query has
     this one implementation, with or without the file.
 
-Import and export live in ``transfer.py``, graphs in ``graph.py``; both read through this index.
+The tables, and how a task version becomes rows in them and is read back, are
+``index_schema.py``'s; this module keeps them current and answers the queries. Import and export
+live in ``transfer.py``, graphs in ``graph.py``; both read through this index.
 """
 
 from __future__ import annotations
@@ -46,8 +48,7 @@ import re
 import sqlite3
 import threading
 import time
-import zlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -69,80 +70,26 @@ from .errors import (
     StorageError,
 )
 from .gitstore import ref_tips, refs_stamp
-from .model import (
-    ID_PATTERN,
-    Task,
-    decode_record,
-    read_record,
+from .index_schema import (
+    FTS_COLUMNS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    decode_row,
+    decode_rows,
+    insert_tasks,
+    recount_waiting,
+    remove_tasks,
+    temp_ids,
 )
+from .model import ID_PATTERN, Task, read_record
 from .refs import TASKS_DIR, TASKS_PREFIX
 
 if TYPE_CHECKING:
     from .gitstore import GitStore
 
-# 2: rollback journal instead of WAL; 3: records zlib-compressed; 4: (id, tip) covering index;
-# 5: held_at (a claim's last write by its holder), so the ready queue finds lapsed claims;
-# 6: active tasks indexed in ready order (tasks_active), not by held_at
-SCHEMA_VERSION = 6
 INDEX_FILE = "gitledger-index.sqlite"
 _T = TypeVar("_T")
 OPEN_STATUSES = ("open", "active", "blocked")
-
-# FTS columns in order, with their BM25 weights: a word in the goal counts ten times one in a note.
-FTS_COLUMNS: tuple[tuple[str, float], ...] = (
-    ("goal", 10.0),
-    ("criteria", 4.0),
-    ("next", 3.0),
-    ("blocker", 2.0),
-    ("decisions", 2.0),
-    ("evidence", 1.5),
-    ("notes", 1.0),
-    ("owner", 3.0),
-    ("labels", 5.0),
-)
-
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS tasks(
-    rowid INTEGER PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    tip TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    status TEXT NOT NULL,
-    priority INTEGER NOT NULL,
-    owner TEXT,
-    parent TEXT,
-    blocked_by_text INTEGER NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    goal TEXT NOT NULL,
-    waiting INTEGER NOT NULL DEFAULT 0,
-    held_at TEXT,
-    record BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS tasks_tip ON tasks(id, tip);
-CREATE INDEX IF NOT EXISTS tasks_updated ON tasks(updated_at, id);
-CREATE INDEX IF NOT EXISTS tasks_status_updated ON tasks(status, updated_at, id);
-CREATE INDEX IF NOT EXISTS tasks_parent ON tasks(parent, created_at, id);
-CREATE INDEX IF NOT EXISTS tasks_owner ON tasks(owner);
-CREATE INDEX IF NOT EXISTS tasks_ready ON tasks(priority, created_at, id)
-    WHERE status = 'open' AND blocked_by_text = 0 AND waiting = 0;
-CREATE INDEX IF NOT EXISTS tasks_active ON tasks(priority, created_at, id) WHERE status = 'active';
-CREATE TABLE IF NOT EXISTS deps(
-    task_id TEXT NOT NULL, dep_id TEXT NOT NULL, PRIMARY KEY(task_id, dep_id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS deps_dep ON deps(dep_id);
-CREATE TABLE IF NOT EXISTS labels(
-    label TEXT NOT NULL, task_id TEXT NOT NULL, PRIMARY KEY(label, task_id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS labels_task ON labels(task_id);
-CREATE TABLE IF NOT EXISTS problems(ref TEXT PRIMARY KEY, tip TEXT NOT NULL, message TEXT NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(
-    {", ".join(name for name, _ in FTS_COLUMNS)},
-    tokenize = "unicode61 remove_diacritics 2",
-    prefix = '2 3'
-);
-"""
 
 
 @dataclass(frozen=True)
@@ -174,20 +121,6 @@ class IndexStatus:
         return dict(self.__dict__)
 
 
-def _fts_row(task: Task) -> tuple[str, ...]:
-    return (
-        task.goal,
-        task.criteria,
-        task.next or "",
-        task.blocker or "",
-        "\n".join(e.text for e in task.decisions),
-        "\n".join(e.text for e in task.evidence),
-        "\n".join(e.text for e in task.notes),
-        task.owner or "",
-        " ".join(task.labels),
-    )
-
-
 class Index:
     """The derived index of one ledger. Cheap to construct; opens its file on first use.
 
@@ -217,7 +150,7 @@ class Index:
             # index that is already current, and opening a WAL database creates and removes two
             # files every time (13 ms measured here, against 0.2 ms).
             self._conn = open_derived_db(
-                None if self.in_memory else self.file, _SCHEMA, SCHEMA_VERSION, threads=True
+                None if self.in_memory else self.file, SCHEMA, SCHEMA_VERSION, threads=True
             )
         return self._conn
 
@@ -336,97 +269,14 @@ class Index:
                 continue
             rows.append((leaf, tip, task, raw))
         touched = {n[len(TASKS_PREFIX) :] for n in (*moved, *gone)}
-        self._remove(conn, touched)
+        remove_tasks(conn, touched)
         conn.executemany("DELETE FROM problems WHERE ref = ?", [(n,) for n in (*moved, *gone)])
         conn.executemany("INSERT INTO problems(ref, tip, message) VALUES (?, ?, ?)", new_problems)
-        self._insert(conn, rows)
-        self._recount(conn, touched, everything=len(touched) > 5000)
+        insert_tasks(conn, rows)
+        recount_waiting(conn, touched, everything=len(touched) > 5000)
         stats.changed = len(moved)
         stats.removed = len(gone)
         return stats
-
-    @staticmethod
-    def _remove(conn: sqlite3.Connection, ids: set[str]) -> None:
-        if not ids:
-            return
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS gone(id TEXT PRIMARY KEY)")
-        conn.execute("DELETE FROM temp.gone")
-        conn.executemany("INSERT OR IGNORE INTO temp.gone(id) VALUES (?)", [(i,) for i in ids])
-        conn.execute(
-            "DELETE FROM fts WHERE rowid IN (SELECT t.rowid FROM tasks t JOIN temp.gone g "
-            "ON t.id = g.id)"
-        )
-        conn.execute("DELETE FROM tasks WHERE id IN (SELECT id FROM temp.gone)")
-        conn.execute("DELETE FROM deps WHERE task_id IN (SELECT id FROM temp.gone)")
-        conn.execute("DELETE FROM labels WHERE task_id IN (SELECT id FROM temp.gone)")
-
-    @staticmethod
-    def _insert(conn: sqlite3.Connection, rows: list[tuple[str, str, Task, bytes]]) -> None:
-        if not rows:
-            return
-        start = (conn.execute("SELECT max(rowid) FROM tasks").fetchone()[0] or 0) + 1
-        conn.executemany(
-            "INSERT INTO tasks(rowid, id, tip, version, status, priority, owner, parent, "
-            "blocked_by_text, created_at, updated_at, goal, waiting, held_at, record) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
-            [
-                (
-                    start + n,
-                    task_id,
-                    tip,
-                    t.version,
-                    t.status,
-                    t.priority,
-                    t.owner,
-                    t.parent,
-                    1 if t.blocker else 0,
-                    t.created_at,
-                    t.updated_at,
-                    t.goal,
-                    t.held_at,
-                    zlib.compress(raw, 6),
-                )
-                for n, (task_id, tip, t, raw) in enumerate(rows)
-            ],
-        )
-        conn.executemany(
-            f"INSERT INTO fts(rowid, {', '.join(n for n, _ in FTS_COLUMNS)}) "
-            f"VALUES (?{', ?' * len(FTS_COLUMNS)})",
-            [(start + n, *_fts_row(t)) for n, (_i, _tip, t, _raw) in enumerate(rows)],
-        )
-        conn.executemany(
-            "INSERT OR IGNORE INTO deps(task_id, dep_id) VALUES (?, ?)",
-            [(task_id, d) for task_id, _tip, t, _raw in rows for d in t.dependencies],
-        )
-        conn.executemany(
-            "INSERT OR IGNORE INTO labels(label, task_id) VALUES (?, ?)",
-            [(label, task_id) for task_id, _tip, t, _raw in rows for label in t.labels],
-        )
-
-    @staticmethod
-    def _recount(conn: sqlite3.Connection, changed: set[str], *, everything: bool) -> None:
-        """Recount ``waiting`` for the changed tasks and for every task that depends on one."""
-        count = (
-            "(SELECT count(*) FROM deps d LEFT JOIN tasks t2 ON t2.id = d.dep_id "
-            "WHERE d.task_id = tasks.id AND (t2.status IS NULL OR t2.status != 'done'))"
-        )
-        if everything:
-            conn.execute(f"UPDATE tasks SET waiting = {count}")
-            return
-        if not changed:
-            return
-        conn.execute("CREATE TEMP TABLE IF NOT EXISTS touched(id TEXT PRIMARY KEY)")
-        conn.execute("DELETE FROM temp.touched")
-        conn.executemany(
-            "INSERT OR IGNORE INTO temp.touched(id) VALUES (?)", [(i,) for i in changed]
-        )
-        conn.execute(
-            "INSERT OR IGNORE INTO temp.touched(id) SELECT task_id FROM deps "
-            "WHERE dep_id IN (SELECT id FROM temp.touched)"
-        )
-        conn.execute(
-            f"UPDATE tasks SET waiting = {count} WHERE id IN (SELECT id FROM temp.touched)"
-        )
 
     def rebuild(self) -> RefreshStats:
         """Throw the index away and build it from the refs."""
@@ -460,12 +310,12 @@ class Index:
                 with write_transaction(conn):
                     if not self._stamp_ok(conn, stamp_before):
                         return
-                    self._remove(conn, ids)
+                    remove_tasks(conn, ids)
                     conn.executemany(
                         "DELETE FROM problems WHERE ref = ?", [(TASKS_PREFIX + i,) for i in ids]
                     )
-                    self._insert(conn, [(t.id, tip, t, raw) for t, raw, tip in latest.values()])
-                    self._recount(conn, ids, everything=len(ids) > 5000)
+                    insert_tasks(conn, [(t.id, tip, t, raw) for t, raw, tip in latest.values()])
+                    recount_waiting(conn, ids, everything=len(ids) > 5000)
                     after = refs_stamp(self.git_dir, TASKS_DIR).encode()
                     conn.executemany(
                         "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
@@ -521,12 +371,6 @@ class Index:
 
     # --- queries ------------------------------------------------------------------------------
 
-    def _decode(self, rows: Iterable[tuple[str, bytes]]) -> list[Task]:
-        return [
-            decode_record(zlib.decompress(raw), where=TASKS_PREFIX + task_id)
-            for task_id, raw in rows
-        ]
-
     def problems(self) -> list[tuple[str, str]]:
         return self._guarded(
             lambda conn: list(conn.execute("SELECT ref, message FROM problems ORDER BY ref"))
@@ -534,7 +378,7 @@ class Index:
 
     def all_tasks(self) -> list[Task]:
         return self._guarded(
-            lambda conn: self._decode(conn.execute("SELECT id, record FROM tasks ORDER BY id"))
+            lambda conn: decode_rows(conn.execute("SELECT id, record FROM tasks ORDER BY id"))
         )
 
     def list_tasks(
@@ -553,7 +397,7 @@ class Index:
             f"ORDER BY t.updated_at DESC, t.id DESC LIMIT ? OFFSET ?"
         )
         args += [-1 if limit is None else limit, offset]
-        return self._guarded(lambda conn: self._decode(conn.execute(sql, args)))
+        return self._guarded(lambda conn: decode_rows(conn.execute(sql, args)))
 
     def inbox(self, limit: int | None) -> list[Task]:
         def run(conn: sqlite3.Connection) -> list[Task]:
@@ -567,7 +411,7 @@ class Index:
                     "ORDER BY updated_at DESC, id DESC LIMIT ?",
                     (status, room),
                 ).fetchall()
-            return self._decode(out)
+            return decode_rows(out)
 
         return self._guarded(run)
 
@@ -596,7 +440,7 @@ class Index:
         lim = -1 if limit is None else limit
 
         def run(conn: sqlite3.Connection) -> list[Task]:
-            found = self._decode(conn.execute(sql, (lim,)))
+            found = decode_rows(conn.execute(sql, (lim,)))
             if lapsed_before is None:
                 return found
             args: list[Any] = [lapsed_before]
@@ -605,7 +449,7 @@ class Index:
                 last = found[-1]
                 where += "AND (priority, created_at, id) < (?, ?, ?) "
                 args += [last.priority, last.created_at, last.id]
-            found += self._decode(
+            found += decode_rows(
                 conn.execute(where + "ORDER BY priority, created_at, id LIMIT ?", (*args, lim))
             )
             found.sort(key=lambda t: (t.priority, t.created_at, t.id))
@@ -615,7 +459,7 @@ class Index:
 
     def children(self, parent: str) -> list[Task]:
         sql = "SELECT id, record FROM tasks WHERE parent = ? ORDER BY created_at, id"
-        return self._guarded(lambda conn: self._decode(conn.execute(sql, (parent,))))
+        return self._guarded(lambda conn: decode_rows(conn.execute(sql, (parent,))))
 
     def dependents(self, task_id: str) -> list[Task]:
         """The tasks that list ``task_id`` among their dependencies, oldest first."""
@@ -623,7 +467,7 @@ class Index:
             "SELECT t.id, t.record FROM deps d JOIN tasks t ON t.id = d.task_id "
             "WHERE d.dep_id = ? ORDER BY t.created_at, t.id"
         )
-        return self._guarded(lambda conn: self._decode(conn.execute(sql, (task_id,))))
+        return self._guarded(lambda conn: decode_rows(conn.execute(sql, (task_id,))))
 
     def search(
         self,
@@ -687,9 +531,7 @@ class Index:
             }
             return [
                 SearchHit(
-                    decode_record(
-                        zlib.decompress(records[r][1]), where=TASKS_PREFIX + records[r][0]
-                    ),
+                    decode_row(*records[r]),
                     float(score),
                     " ".join(str(snippets.get(r, "")).split()),
                 )
@@ -702,12 +544,8 @@ class Index:
         """The indexed tasks among ``ids`` (any number of them), in no particular order."""
 
         def run(conn: sqlite3.Connection) -> list[Task]:
-            conn.execute("CREATE TEMP TABLE IF NOT EXISTS wanted(id TEXT PRIMARY KEY)")
-            conn.execute("DELETE FROM temp.wanted")
-            conn.executemany(
-                "INSERT OR IGNORE INTO temp.wanted(id) VALUES (?)", [(i,) for i in ids]
-            )
-            return self._decode(
+            temp_ids(conn, "wanted", ids)
+            return decode_rows(
                 conn.execute("SELECT t.id, t.record FROM tasks t JOIN temp.wanted w ON t.id = w.id")
             )
 

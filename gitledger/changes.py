@@ -4,7 +4,8 @@
 message of the version (a subject of at most 72 characters that reads as a changelog line, one
 body line a change, and the ``Version:``/``Task:`` trailer every task commit ends with, written by
 ``version_message`` alone); ``stamp_clock`` gives each changed field the hybrid-clock stamp a
-merge compares (``merge.py``). The ledger's update, the bulk import and sync's merge all use
+merge compares (``merge.py``); ``history`` lists a task's versions newest first, and
+``version_at`` finds one by number. The ledger's update, the bulk import and sync's merge all use
 these, so a version written by any of them reads the same in ``git log``.
 """
 
@@ -14,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .errors import VersionNotFound
 from .model import ENTRY_FIELDS, SCALAR_FIELDS, SET_FIELDS, HybridClock, Task, read_record
 from .text import cut_words, one_line
 
@@ -217,9 +219,29 @@ def history(
     return out
 
 
+def version_at(store: GitStore, tip: str, where: str, current: Task, at: int) -> Task:
+    """Version ``at`` of the task whose tip ``tip`` holds ``current``, read down the main line
+    (first parents); ``VersionNotFound`` when it has no such version there."""
+    if at == current.version:
+        return current
+    task_id = where.rpartition("/")[2]
+    if at < 1 or at > current.version:
+        raise VersionNotFound(
+            f"Task {task_id} has versions 1 to {current.version}; there is no version {at}."
+        )
+    for info in store.first_parent_chain(tip):
+        record = read_record(store, info.oid, where)[0]
+        if record.version == at:
+            return record
+        if record.version < at:
+            break
+    raise VersionNotFound(f"Task {task_id} has no version {at} on its main line of history.")
+
+
 __all__ = [
     "Version",
     "history",
+    "version_at",
     "SUBJECT_WIDTH",
     "Change",
     "commit_message",

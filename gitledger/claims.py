@@ -32,6 +32,7 @@ from .model import (
     MIN_SHORT_ID,
     HybridClock,
     Task,
+    check_text,
 )
 from .refs import task_ref
 from .updates import WRITE_ATTEMPTS, UpdateEdits
@@ -95,6 +96,18 @@ def named_agent(explicit: str | None = None) -> str | None:
     from .agents import session_from_env
 
     return session_from_env()
+
+
+def claimant_agent(explicit: str | None = None) -> str:
+    """The agent a write is by (``Ledger.agent_id``): the one ``named_agent`` finds, spaces
+    folded, else this machine's command line, ``cli@HOST``."""
+    chosen = named_agent(explicit)
+    if chosen:
+        check_text(chosen, "agent", limit=256)
+        text = " ".join(chosen.split())
+        if text:
+            return text
+    return f"cli@{machine_name()}"
 
 
 def held_stamp(epoch: float) -> str:
@@ -300,6 +313,7 @@ __all__ = [
     "SESSION_SUFFIX",
     "claim",
     "claim_state",
+    "claimant_agent",
     "epoch_of",
     "format_duration",
     "held_stamp",

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import Fix, InvalidInput, MissingTool, StorageError
 from .index import OPEN_STATUSES
+from .model import short_ids
 from .text import one_line
 
 if TYPE_CHECKING:
@@ -60,8 +61,6 @@ def task_graph(ledger: Ledger, task_id: str | None = None, *, limit: int = 300) 
     """The parent tree and dependencies of one task (its ancestors, its descendants and everything
     those descendants need), or of all unfinished work. Walks with a seen-set, so a cycle (which the ledger's gates
     refuse, but a merge or foreign writer could make) is drawn, never followed forever."""
-    from .ledger import Ledger as _Ledger
-
     idx = ledger.index()
     rows = idx.graph_rows()
     children: dict[str, list[str]] = {}
@@ -122,7 +121,7 @@ def task_graph(ledger: Ledger, task_id: str | None = None, *, limit: int = 300) 
             edges.append((parent, tid, "parent"))
         edges += [(tid, dep, "needs") for dep in rows[tid][3] if dep in keep]
     owners = {t.id: t.owner for t in idx.tasks_by_id(chosen)}
-    return Graph(nodes, edges, _Ledger.short_ids(nodes), truncated, owners)
+    return Graph(nodes, edges, short_ids(nodes), truncated, owners)
 
 
 _COLORS = {

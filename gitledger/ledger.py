@@ -12,13 +12,18 @@ Every query (listing, inbox, ready, search, children, dependents) goes through t
 SQLite index (``index.py``, ``Ledger.index()``): its file beside the refs, or the same index built
 in memory when the file cannot be kept. There is no second implementation to drift; the tests
 hold a plain scan of the refs as the oracle (``tests/scan.py``).
+
+``Ledger`` is the facade; what it applies lives beside it, one concept a module: ``queries.py``
+(what a query takes), ``updates.py`` (an update's edits, the conflicts they settle),
+``gates.py``, ``keys.py`` (idempotency keys: what an earlier create under a key left),
+``claims.py`` (who holds a task, and which agent writes), ``changes.py`` (diffs, messages, a
+task's history and version N), ``model.py`` (the record, its files, short ids) and
+``verify.py``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import os
 import re
 import sys
@@ -28,20 +33,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import paths
-from .changes import Change, Version, commit_message, diff_tasks, history
+from .changes import Change, Version, commit_message, diff_tasks, history, version_at
 from .claims import (
     claim_state,
+    claimant_agent,
     format_duration,
     held_stamp,
     hold_claim,
     holder_text,
     machine_name,
-    named_agent,
     reassign,
 )
 from .errors import (
     AmbiguousId,
-    IdempotencyConflict,
     InvalidInput,
     NoLedger,
     Step,
@@ -49,11 +53,10 @@ from .errors import (
     TaskNotFound,
     UnsafeLedger,
     VersionConflict,
-    VersionNotFound,
 )
 from .gates import check_update
 from .gitstore import GitStore, RefMoved, git_identity, refs_stamp
-from .keys import keyed, keyed_task, record_key
+from .keys import check_key, earlier_create, record_key, request_hash
 from .model import (
     ID_LENGTH,
     ID_PATTERN,
@@ -61,17 +64,17 @@ from .model import (
     PREFIX_PATTERN,
     SCALAR_FIELDS,
     SET_FIELDS,
-    STATUSES,
     HybridClock,
     Task,
     check_text,
-    encode_record,
-    format_line,
     new_id,
     now_iso,
     read_record,
-    render_markdown,
+    record_files,
+    short_ids,
+    shortest_unique,
 )
+from .queries import SQL_MAX, check_bounds, check_lookup, check_statuses
 from .refs import TASKS_DIR, TASKS_PREFIX, task_ref
 from .text import one_line
 from .updates import (
@@ -82,6 +85,7 @@ from .updates import (
     clean_labels,
     optional_text,
     renamed,
+    settle_conflicts,
     unique,
 )
 from .verify import Problem, VerifyReport, check_evidence_commit
@@ -216,13 +220,7 @@ class Ledger:
         session id, the MCP server one id per process), else the agent session this command runs
         in (``agents.session_from_env``: Claude Code's Bash tool sets it), else this machine's
         command line, ``cli@HOST``. Two agents of one person are two claimants."""
-        chosen = named_agent(agent or self.agent)
-        if chosen:
-            check_text(chosen, "agent", limit=256)
-            text = " ".join(chosen.split())
-            if text:
-                return text
-        return f"cli@{machine_name()}"
+        return claimant_agent(agent or self.agent)
 
     # --- the derived index ------------------------------------------------------------------
 
@@ -259,12 +257,10 @@ class Ledger:
         parent: str | None = None,
     ) -> list[SearchHit]:
         """``search`` with each hit's BM25 score and snippet, filtered like ``list_tasks``."""
-        query = _filter_text(query, "search query") or ""
-        owner, label = _filter_text(owner, "owner"), _filter_text(label, "label")
-        limit = _bounds(limit)[0]
-        wanted = set(statuses) or None
-        if wanted and wanted - set(STATUSES):
-            raise InvalidInput(f"Unknown status. Use one of: {', '.join(STATUSES)}.")
+        query = check_lookup(query, "search query") or ""
+        owner, label = check_lookup(owner, "owner"), check_lookup(label, "label")
+        limit = check_bounds(limit)[0]
+        wanted = check_statuses(statuses) or None
         parent_id = self.resolve(parent) if parent else None
         idx = self.index()
         hits = idx.search(query, limit, statuses=wanted, owner=owner, label=label, parent=parent_id)
@@ -311,23 +307,18 @@ class Ledger:
         """The shortest prefix (at least 6 characters) that names only this task."""
         scan, self._scan = self._scan, None
         if scan is not None and scan[0] == task_id:
-            return _shortest_unique(task_id, [i for i in scan[1] if i != task_id])
+            return shortest_unique(task_id, [i for i in scan[1] if i != task_id])
         found = self.index().ids_if_current(task_id[:MIN_SHORT_ID])
         if found is not None:
-            return _shortest_unique(task_id, [i for i in found if i != task_id])
+            return shortest_unique(task_id, [i for i in found if i != task_id])
         names = self.store.ref_names_starting(TASKS_DIR, task_id[:MIN_SHORT_ID])
         others = [n[len(TASKS_PREFIX) :] for n in names if not n.endswith(task_id)]
-        return _shortest_unique(task_id, others)
+        return shortest_unique(task_id, others)
 
     @staticmethod
     def short_ids(ids: Iterable[str]) -> dict[str, str]:
-        """Shortest unique prefixes for a set of ids (neighbours in sorted order decide)."""
-        ordered = sorted(set(ids))
-        out: dict[str, str] = {}
-        for i, task_id in enumerate(ordered):
-            neighbours = ordered[max(0, i - 1) : i] + ordered[i + 1 : i + 2]
-            out[task_id] = _shortest_unique(task_id, neighbours)
-        return out
+        """Shortest unique prefixes for a set of ids (``model.short_ids``)."""
+        return short_ids(ids)
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -345,19 +336,7 @@ class Ledger:
         full = self.resolve(task_id)
         tip = self._tip(full)
         task = self._read(tip, task_ref(full))
-        if at is None or at == task.version:
-            return task
-        if at < 1 or at > task.version:
-            raise VersionNotFound(
-                f"Task {full} has versions 1 to {task.version}; there is no version {at}."
-            )
-        for info in self.store.first_parent_chain(tip):
-            record = self._read(info.oid, task_ref(full))
-            if record.version == at:
-                return record
-            if record.version < at:
-                break
-        raise VersionNotFound(f"Task {full} has no version {at} on its main line of history.")
+        return task if at is None else version_at(self.store, tip, task_ref(full), task, at)
 
     def tasks(self) -> Iterator[Task]:
         """Every readable task, by id; unreadable refs are collected in ``self.skipped``, not
@@ -378,11 +357,11 @@ class Ledger:
         offset: int = 0,
     ) -> list[Task]:
         """Tasks matching every filter given, most recently updated first."""
-        owner, label = _filter_text(owner, "owner"), _filter_text(label, "label")
-        statuses = _statuses(status)
+        owner, label = check_lookup(owner, "owner"), check_lookup(label, "label")
+        statuses = check_statuses(status)
         parent_id = self.resolve(parent) if parent else None
         idx = self.index()
-        limit, offset = _bounds(limit, offset)
+        limit, offset = check_bounds(limit, offset)
         page = idx.list_tasks(
             statuses=statuses,
             owner=owner,
@@ -396,7 +375,7 @@ class Ledger:
 
     def inbox(self, limit: int | None = 10) -> list[Task]:
         """What needs attention: active, then blocked, then open; newest first within each."""
-        return self.index().inbox(_bounds(limit)[0])
+        return self.index().inbox(check_bounds(limit)[0])
 
     def ready(self, limit: int | None = 10) -> list[Task]:
         """Tasks to start: open ones with no blocker whose every dependency is done and every
@@ -405,7 +384,7 @@ class Ledger:
         ``lapsed``, and ``claim`` takes it over); highest priority, then oldest, first."""
         lease = self.claim_lease()
         now = time.time()
-        want = _bounds(limit)[0]
+        want = check_bounds(limit)[0]
         ask = want
         while True:  # the index's lapsed test is by stamp; claim_state has the last word, so
             # a page it thins is filled from further down the queue
@@ -415,7 +394,7 @@ class Ledger:
             ]
             if want is None or ask is None or len(kept) >= want or len(found) < ask:
                 return kept[:want]
-            ask = min(ask * 2 + 1, _SQL_MAX)
+            ask = min(ask * 2 + 1, SQL_MAX)
 
     def search(self, query: str, limit: int | None = 20) -> list[Task]:
         """Tasks holding every word of ``query`` as a whole word (case and diacritics folded) in
@@ -448,7 +427,7 @@ class Ledger:
 
     def _write(self, task: Task, message: str, author: tuple[str, str], tip: str | None) -> str:
         """Commit one version (under the writer lock) and let the derived index record it."""
-        files = self.record_files(task)
+        files = record_files(task)
         before = refs_stamp(self.path, TASKS_DIR).encode()
         commit = self.store.write(
             task_ref(task.id), files, message, author, [tip] if tip else [], tip
@@ -457,12 +436,8 @@ class Ledger:
         return commit
 
     def record_files(self, task: Task) -> dict[str, bytes]:
-        """The tree of one task version: format line, machine record, Markdown view."""
-        return {
-            "FORMAT": format_line(task).encode(),
-            "task.json": encode_record(task),
-            "task.md": render_markdown(task).encode("utf-8"),
-        }
+        """The tree of one task version (``model.record_files``)."""
+        return record_files(task)
 
     def create(
         self,
@@ -490,44 +465,30 @@ class Ledger:
         next = optional_text(next, "next")
         parent_id = self.resolve(parent) if parent else None
         deps = unique(self.resolve(d) for d in dependencies)
-        request_hash = None
+        hashed = None
         if idempotency_key is not None:
-            check_text(idempotency_key, "idempotency key", limit=512)
-            if not idempotency_key.strip():
-                raise InvalidInput("An idempotency key cannot be blank.")
-            request = {
-                "goal": goal,
-                "criteria": criteria,
-                "parent": parent_id,
-                "owner": owner,
-                "priority": priority,
-                "labels": sorted(labels),
-                "next": next,
-                "dependencies": sorted(deps),
-            }
-            request_hash = hashlib.sha256(
-                json.dumps(request, sort_keys=True, ensure_ascii=False).encode()
-            ).hexdigest()
+            check_key(idempotency_key)
+            hashed = request_hash(
+                {
+                    "goal": goal,
+                    "criteria": criteria,
+                    "parent": parent_id,
+                    "owner": owner,
+                    "priority": priority,
+                    "labels": sorted(labels),
+                    "next": next,
+                    "dependencies": sorted(deps),
+                }
+            )
         name, email = self.author(actor)
         with self.store.lock():
             task_id = None
             if idempotency_key is not None:
                 # The key's ref is written before the task's, so a create killed between the two
                 # is finished by its retry (same id) instead of making a second task.
-                known = keyed(self.store, idempotency_key)
-                if known is not None:
-                    key_task, key_hash = known
-                    existing = keyed_task(self.store, key_task)
-                    known_hash = key_hash or (existing.request_hash if existing else None)
-                    if known_hash is not None and known_hash != request_hash:
-                        raise IdempotencyConflict(
-                            f"Idempotency key '{one_line(idempotency_key, 40)}' was already used for "
-                            f"a different request (task {key_task}). Use a new key, or repeat "
-                            f"the original request exactly."
-                        )
-                    if existing is not None:
-                        return existing
-                    task_id = key_task  # the earlier create died after its key: finish it
+                existing, task_id = earlier_create(self.store, idempotency_key, hashed)
+                if existing is not None:
+                    return existing
             if task_id is None:
                 for _ in range(WRITE_ATTEMPTS):
                     task_id = new_id()
@@ -536,7 +497,7 @@ class Ledger:
                 else:  # pragma: no cover - 100 random bits
                     raise StorageError("Could not find a free task id; try again.")
                 if idempotency_key is not None:
-                    record_key(self.store, idempotency_key, task_id, request_hash, (name, email))
+                    record_key(self.store, idempotency_key, task_id, hashed, (name, email))
             at = now_iso()
             stamp = HybridClock.tick([])
             task = Task(
@@ -555,7 +516,7 @@ class Ledger:
                 updated_at=at,
                 actor=name,
                 idempotency_key=idempotency_key,
-                request_hash=request_hash,
+                request_hash=hashed,
                 clock={f: stamp for f in (*SCALAR_FIELDS, *SET_FIELDS)},
             )
             try:
@@ -653,27 +614,9 @@ class Ledger:
                     step = reassign(current, edit, owner, name, writer, lease)
                 new = apply_edits(current, step, at=at, actor=name)
                 new = hold_claim(current, new, _hold, name, writer, at, owner is not None)
-                if current.conflicts:
-                    # Setting a field a merge left in conflict resolves it: the conflict goes.
-                    resolved = {
-                        f
-                        for f, v in (
-                            ("goal", goal),
-                            ("criteria", criteria),
-                            ("status", status),
-                            ("next", next),
-                            ("blocker", blocker),
-                            ("owner", owner),
-                            ("priority", priority),
-                            ("parent", parent),
-                        )
-                        if v is not None
-                    }
-                    if _hold or owner is not None:
-                        resolved |= {"owner", "agent"}
-                    new = new.replace(
-                        conflicts=[c for c in current.conflicts if c.field not in resolved]
-                    )
+                # Setting a field a merge left in conflict resolves it: the conflict goes.
+                claim_moved = bool(_hold) or owner is not None
+                new = settle_conflicts(current, new, edit, claim_moved=claim_moved)
                 changes = diff_tasks(current, new)
                 if _hold == "take" and new.held_at != current.held_at:
                     changes.append(Change("held_at", "set", current.held_at, new.held_at))
@@ -745,64 +688,6 @@ class Ledger:
         from . import verify
 
         return verify.repair(self, older_than)
-
-
-# --- helpers ----------------------------------------------------------------------------------
-
-
-def _shortest_unique(task_id: str, others: Iterable[str]) -> str:
-    length = MIN_SHORT_ID
-    for other in others:
-        common = 0
-        for a, b in zip(task_id, other, strict=False):
-            if a != b:
-                break
-            common += 1
-        length = max(length, common + 1)
-    return task_id[: min(length, len(task_id))]
-
-
-def _statuses(status: str | Sequence[str] | None) -> set[str] | None:
-    if status is None:
-        return None
-    wanted = {status} if isinstance(status, str) else set(status)
-    unknown = wanted - set(STATUSES)
-    if unknown:
-        raise InvalidInput(
-            f"Unknown status '{sorted(unknown)[0]}'. Use one of: {', '.join(STATUSES)}."
-        )
-    return wanted
-
-
-_SQL_MAX = 2**63 - 1  # SQLite's largest integer
-
-
-def _bounds(limit: int | None, offset: int = 0) -> tuple[int | None, int]:
-    """A query's limit and offset checked once for every query path: negative is refused; past
-    SQLite's integer range a limit means no limit and an offset is clamped (both mean "all")."""
-    if limit is not None and limit < 0:
-        raise InvalidInput("A limit cannot be negative.")
-    if offset < 0:
-        raise InvalidInput("An offset cannot be negative.")
-    return (None if limit is not None and limit > _SQL_MAX else limit), min(offset, _SQL_MAX)
-
-
-def _filter_text(value: str | None, what: str) -> str | None:
-    """A search or filter text that can be looked up: refused when it is not text (a lone
-    surrogate: argv bytes that are not UTF-8)."""
-    if value is None:
-        return None
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise InvalidInput(
-            f"The {what} is not valid UTF-8 text (byte {exc.start + 1} is no character); give "
-            f"it as UTF-8."
-        ) from None
-    return value
-
-
-# --- claims -----------------------------------------------------------------------------------
 
 
 __all__ = [

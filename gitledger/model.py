@@ -25,7 +25,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import MISSING, dataclass, field
 from datetime import datetime, timezone
 from json.encoder import encode_basestring as _encode_string
@@ -71,6 +71,30 @@ def new_id() -> str:
     """100 random bits in Crockford's base32: one urandom call, five bits a character."""
     bits = int.from_bytes(os.urandom(13), "big") >> 4  # 104 bits, keep 100
     return "".join(ID_ALPHABET[(bits >> (5 * i)) & 31] for i in range(ID_LENGTH))
+
+
+def shortest_unique(task_id: str, others: Iterable[str]) -> str:
+    """The shortest prefix of ``task_id`` (at least ``MIN_SHORT_ID`` characters) that none of
+    ``others`` starts with."""
+    length = MIN_SHORT_ID
+    for other in others:
+        common = 0
+        for a, b in zip(task_id, other, strict=False):
+            if a != b:
+                break
+            common += 1
+        length = max(length, common + 1)
+    return task_id[: min(length, len(task_id))]
+
+
+def short_ids(ids: Iterable[str]) -> dict[str, str]:
+    """Shortest unique prefixes for a set of ids (neighbours in sorted order decide)."""
+    ordered = sorted(set(ids))
+    out: dict[str, str] = {}
+    for i, task_id in enumerate(ordered):
+        neighbours = ordered[max(0, i - 1) : i] + ordered[i + 1 : i + 2]
+        out[task_id] = shortest_unique(task_id, neighbours)
+    return out
 
 
 def new_entry_id() -> str:
@@ -489,6 +513,15 @@ def format_line(task: Task) -> str:
     return FORMAT_LINE_CLAIMS if task.agent is not None or task.held_at is not None else FORMAT_LINE
 
 
+def record_files(task: Task) -> dict[str, bytes]:
+    """The tree of one task version: format line, machine record, Markdown view."""
+    return {
+        "FORMAT": format_line(task).encode(),
+        "task.json": encode_record(task),
+        "task.md": render_markdown(task).encode("utf-8"),
+    }
+
+
 def record_from_files(
     files: Mapping[str, bytes | None], *, where: str, commit: str
 ) -> tuple[Task, bytes]:
@@ -606,6 +639,9 @@ __all__ = [
     "now_iso",
     "read_record",
     "record_from_dict",
+    "record_files",
     "record_from_files",
     "render_markdown",
+    "short_ids",
+    "shortest_unique",
 ]

@@ -29,6 +29,8 @@ from .model import (
     new_id,
     now_iso,
     read_record,
+    record_files,
+    short_ids,
 )
 from .refs import TASKS_DIR, TASKS_PREFIX, task_ref
 
@@ -51,12 +53,10 @@ def export_tasks(
     """Each task as ``task show --json`` prints it, read from the refs (not the index), in id
     order. With ``history``, a ``history`` list carries every earlier version on the task's main
     line (first parents), oldest first, so an import rebuilds the same versions."""
-    from .ledger import Ledger as _Ledger
-
     stats = stats if stats is not None else ExportStats()
     tips = ref_tips(ledger.path, TASKS_DIR)
     ids = sorted(n[len(TASKS_PREFIX) :] for n in tips if ID_PATTERN.match(n[len(TASKS_PREFIX) :]))
-    shorts = _Ledger.short_ids(ids)
+    shorts = short_ids(ids)
     for task_id in ids:
         name = TASKS_PREFIX + task_id
         try:
@@ -550,7 +550,7 @@ def import_records(
                 tip = parent_tip
                 previous = base
                 for task in todo:
-                    files = ledger.record_files(task)
+                    files = record_files(task)
                     tree = writer.tree({name: writer.blob(data) for name, data in files.items()})
                     changes = None if previous is None else diff_tasks(previous, task)
                     message = commit_message(task, changes)

@@ -2,7 +2,8 @@
 
 ``UpdateEdits`` holds them as ``edits.UPDATE_EDITS`` names them (``renamed`` maps the old
 keywords, with a warning); ``apply_edits`` makes the next record from the current one (entries
-with fresh ids, evidence bound to the criteria it was logged against, clock stamps); the small
+with fresh ids, evidence bound to the criteria it was logged against, clock stamps) and
+``settle_conflicts`` drops the merge conflicts on the fields it sets; the small
 checks of what a caller passes (priority, labels, optional text, ids) are here, once, for
 ``create`` and ``update`` alike. The gates are not: they judge the result (``gates.py``).
 """
@@ -175,6 +176,19 @@ def apply_edits(current: Task, edit: UpdateEdits, *, at: str, actor: str) -> Tas
     return updated.replace(clock=clock, updated_at=at, actor=actor)
 
 
+def settle_conflicts(current: Task, new: Task, edit: UpdateEdits, *, claim_moved: bool) -> Task:
+    """``new`` without the conflicts a merge left on the fields this update sets: setting a field
+    in conflict resolves it; a claim taken, released or reassigned (``claim_moved``) settles
+    owner and agent."""
+    if not current.conflicts:
+        return new
+    scalars = ("goal", "criteria", "status", "next", "blocker", "owner", "priority", "parent")
+    resolved = {name for name in scalars if getattr(edit, name) is not None}
+    if claim_moved:
+        resolved |= {"owner", "agent"}
+    return new.replace(conflicts=[c for c in current.conflicts if c.field not in resolved])
+
+
 def check_priority(priority: int) -> None:
     if not isinstance(priority, int) or not PRIORITY_MIN <= priority <= PRIORITY_MAX:
         raise InvalidInput(
@@ -222,5 +236,6 @@ __all__ = [
     "nonblank",
     "optional_text",
     "renamed",
+    "settle_conflicts",
     "unique",
 ]

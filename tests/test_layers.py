@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"transcripts", "agents"},
     {"gitstore"},  # the only pygit2 importer
     {"model", "merge"},  # records and their format; the three-way merge
-    {"changes", "gates", "updates"},  # diffs, messages, clocks; every gate; an update's edits
+    {"changes", "gates", "updates", "queries"},  # diffs, messages, clocks; gates; edits; query args
     {"derived", "index_schema", "index"},  # disposable SQLite caches; the task index, its tables
     {"ledger", "claims", "keys", "verify"},  # the Ledger; claims, idempotency keys, verify
     # services on the ledger

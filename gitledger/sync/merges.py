@@ -28,7 +28,7 @@ from ..gitstore.documents import decode, encode
 from ..judge.state import STATE_FILE as JUDGE_STATE_FILE
 from ..memory.config import CONFIG_FILE as MEMORY_CONFIG_FILE
 from ..merge import merge_settings, merge_tasks, new_conflicts
-from ..model import ID_PATTERN, Task, now_iso, read_record
+from ..model import ID_PATTERN, Task, now_iso, read_record, record_files
 from ..refs import (
     FUSE_PREFIX,
     JUDGE_CONFIG_REF,
@@ -121,7 +121,7 @@ def merge_task(
         }
     body = "\n".join(f"- {c.field}: kept {c.kept!r}, dropped {c.dropped!r}" for c in fresh)
     message = version_message(subject, body, merged)
-    files = ledger.record_files(merged)
+    files = record_files(merged)
     commit = store.write(ref, files, message, (name, email), [ours_tip, theirs_tip], ours_tip)
     report.merged.append(ref)
     return merged, files["task.json"], commit

@@ -91,6 +91,8 @@ COMMANDS: dict[str, tuple[str, str | None, str]] = {
     "init at": ("init --ledger {}", None, "Ledger.open({}, create=True)"),
     "name the ledger": ("--ledger {}", None, "Ledger.open({})"),
     "sync": ("sync", "sync", "sync.sync(ledger)"),
+    "restore": ("restore {}", "restore", "sync.restore(ledger, {})"),
+    "remote setup": ("remote setup {} URL", None, "sync.setup_remote(ledger, {}, URL)"),
     "where": ("where", None, "Ledger.path"),
     "fuse save": (
         "fuse save --transcript PATH --session ID",

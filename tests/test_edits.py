@@ -31,8 +31,11 @@ CREATE_EDITS = ("criteria", "parent", "owner", "priority", "labels", "next", "de
 
 
 def cli_options(*path: str) -> dict[str, click.Option]:
+    """The options of the command ``path`` names (words after a command are its arguments)."""
     command: Any = cli
     for name in path:
+        if not isinstance(command, click.Group):
+            break
         command = command.get_command(click.Context(command), name)
     return {flag: p for p in command.params if isinstance(p, click.Option) for flag in p.opts}
 
@@ -340,3 +343,26 @@ def test_a_folder_that_is_no_ledger_names_init_per_interface(tmp_path: Path) -> 
     out = invoke("--ledger", str(folder), "task", "list")
     assert out.exit_code == 1
     assert "Check the path, or run 'gitledger init' to create a ledger." in out.output
+
+
+def test_sync_names_its_next_steps_per_interface(tmp_path: Path) -> None:
+    """sync's refusals and the init warning name sync, restore and remote setup as each interface
+    offers them, never a CLI command to an MCP client or a Python caller."""
+    from gitledger import sync
+    from gitledger.errors import InvalidInput
+
+    ledger = Ledger.open(tmp_path / "ledger", create=True)
+    with pytest.raises(InvalidInput) as unknown:
+        sync.resolve_remote(ledger, "nosuchremote")
+    assert "run sync.setup_remote(ledger, 'nosuchremote', URL)." in unknown.value.message
+    assert "run 'gitledger remote setup nosuchremote URL'." in unknown.value.worded("cli")
+    assert "the shell command 'gitledger remote setup nosuchremote URL'" in (
+        unknown.value.worded("mcp")
+    )
+    with pytest.raises(InvalidInput) as no_url:
+        sync.setup_remote(ledger, "nosuchremote")
+    assert "give its URL: sync.setup_remote(ledger, 'nosuchremote', URL)." in no_url.value.message
+    assert word_command("sync", "mcp") == "the sync tool"
+    assert word_command("restore", "python", "origin") == "sync.restore(ledger, 'origin')"
+    assert word_command("restore", "mcp", "origin") == "the restore tool"
+    assert word_command("restore", "cli", "origin") == "'gitledger restore origin'"

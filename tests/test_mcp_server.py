@@ -368,7 +368,13 @@ def test_errors_carry_the_cli_kind_and_message(ledger: Any) -> None:
         assert out["restore"] == cli_error("restore", "/no/such/ledger.git")
     if "backup" in out:
         assert out["backup"]["error"] in ("invalid_input", "remote_error")
-        assert out["backup"] == cli_error("backup", "no-such-remote")
+        backup_cli = cli_error("backup", "no-such-remote")
+        rest = {k: v for k, v in out["backup"].items() if k != "message"}
+        assert rest == {k: v for k, v in backup_cli.items() if k != "message"}
+        # the next step as each interface offers it: no MCP tool sets up a remote
+        setup = "run the shell command 'gitledger remote setup no-such-remote URL'."
+        assert setup in out["backup"]["message"]
+        assert "run 'gitledger remote setup no-such-remote URL'." in backup_cli["message"]
     if "fuse" in out:
         assert out["fuse"]["error"] == "not_found"
         assert (

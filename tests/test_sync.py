@@ -638,8 +638,12 @@ def test_the_after_push_check_goes_round_again_when_the_remote_moved_on(tmp_path
     sync.sync(b, url=str(remote))  # b fetches a's push, and pushes nothing new
     b.update(task.id, notes=["from b, on top"])
     sync.sync(b, url=str(remote))  # the remote moves on past a's push
-    with pytest.raises(RemoteMoved):
+    with pytest.raises(RemoteMoved) as moved:
         sync.exchange.check_remote(str(remote), a, [(ref, pushed, None)])
+    # the next step, worded for each interface
+    assert moved.value.message.endswith("Run sync.sync(ledger) again.")
+    assert moved.value.worded("cli").endswith("Run 'gitledger sync' again.")
+    assert moved.value.worded("mcp").endswith("Run the sync tool again.")
     report = sync.sync(a, url=str(remote))  # a's next round fast-forwards and is done
     assert {n.text for n in a.show(task.id).notes} >= {"from a", "from b, on top"}
     assert report.fast_forwarded == [ref]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import gitstore
-from ..errors import RemoteError, RemoteMoved
+from ..errors import RemoteError, RemoteMoved, Step
 from ..refs import FUSE_PREFIX, LEDGER_PREFIX, MEMORY_CONFIG_REF, MEMORY_PREFIX
 from .integrate import integrate
 from .remote import is_bundle
@@ -172,14 +172,16 @@ def check_remote(url: str, ledger: Ledger, updates: list[Update]) -> None:
         # accepted. The caller fetches again (that tip descends from ours, or it is merged).
         raise RemoteMoved(
             f"The remote {gitstore.redact_url(url)} moved on after this push ({len(wrong)} "
-            f"ref(s), first {wrong[0]}): another machine pushed on top. Run 'gitledger sync' "
-            f"again."
+            f"ref(s), first {wrong[0]}): another machine pushed on top. Run ",
+            Step("sync"),
+            " again.",
         )
     if wrong:
         raise RemoteError(
             f"The remote {gitstore.redact_url(url)} does not hold what was pushed ({len(wrong)} "
-            f"ref(s), first {wrong[0]}). Run 'gitledger sync' again; if it repeats, check the "
-            f"server."
+            f"ref(s), first {wrong[0]}). Run ",
+            Step("sync"),
+            " again; if it repeats, check the server.",
         )
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .. import gitstore
-from ..errors import CorruptRecord, LedgerError, RemoteError
+from ..errors import CorruptRecord, Fix, LedgerError, RemoteError, Step
 from ..gitstore import RefMoved
 from ..model import Task, read_record
 from ..refs import LEDGER_PREFIX, TASKS_PREFIX
@@ -44,7 +44,7 @@ def integrate(
     store = ledger.store
     local = dict(store.refs(LEDGER_PREFIX)) if local is None else local
     plan: list[tuple[str, str | None, str, str]] = []  # ref, ours, theirs, action
-    damaged: list[str] = []
+    damaged: list[list[str | Fix | Step]] = []  # each refusal's message, as its parts
     incoming: dict[str, tuple[Task, bytes]] = {}  # task records checked here, for the index
     for ref, theirs in sorted(remote_tips.items()):
         ours = local.get(ref)
@@ -66,14 +66,18 @@ def integrate(
             else:
                 action = "merge" if mergeable(ref) else "diverged"
         except LedgerError as exc:
-            damaged.append(exc.message)
+            damaged.append(list(exc.parts))
             continue
         plan.append((ref, ours, theirs, action))
     if damaged:
+        first = damaged[0]
+        if first and isinstance(first[-1], str):
+            first[-1] = first[-1].rstrip(".")
         raise RemoteError(
-            f"The remote {report.remote} holds {len(damaged)} damaged or invalid record(s) (first: "
-            f"{damaged[0].rstrip('.')}). Nothing was changed here; repair the remote (run git fsck there) or "
-            f"restore from another backup."
+            f"The remote {report.remote} holds {len(damaged)} damaged or invalid record(s) (first: ",
+            *first,
+            "). Nothing was changed here; repair the remote (run git fsck there) or restore from "
+            "another backup.",
         )
     stamp_before = gitstore.refs_stamp(store.path, TASKS_PREFIX.rstrip("/")).encode()
     written: list[Written] = []  # task versions now at their refs' tips

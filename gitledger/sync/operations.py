@@ -187,7 +187,8 @@ def claim(
         except RemoteError as exc:
             raise TaskNotFound(
                 f"No task {task_id.strip()} here, and looking for it on "
-                f"{gitstore.redact_url(url)} failed: {exc.message}"
+                f"{gitstore.redact_url(url)} failed: ",
+                *exc.parts,
             ) from exc
         try:
             full = ledger.resolve(task_id)

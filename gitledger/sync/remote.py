@@ -16,7 +16,8 @@ import hashlib
 from pathlib import Path
 
 from .. import gitstore
-from ..errors import InvalidInput, LedgerError
+from ..edits import Interface, word_command
+from ..errors import InvalidInput, LedgerError, Step
 from ..ledger import Ledger
 from ..refs import LEDGER_PREFIX, LEDGER_REFSPEC, STAGING_ROOT, TASKS_PREFIX
 
@@ -40,7 +41,9 @@ def resolve_remote(ledger: Ledger, remote: str | None) -> str:
         return str(Path(name).expanduser().absolute())
     raise InvalidInput(
         f"No remote named '{name}' in this project or ledger. Pass a URL or a path, add one with "
-        f"'git remote add {name} URL', or run 'gitledger remote setup {name} URL'."
+        f"'git remote add {name} URL', or run ",
+        Step("remote setup", name),
+        ".",
     )
 
 
@@ -90,7 +93,9 @@ def setup_remote(ledger: Ledger, name: str, url: str | None = None) -> list[str]
     target = url or gitstore.remote_url(ledger.store, name, ledger.project_root)
     if target is None:
         raise InvalidInput(
-            f"No remote '{name}' in this project; give its URL: 'gitledger remote setup {name} URL'."
+            f"No remote '{name}' in this project; give its URL: ",
+            Step("remote setup", name),
+            ".",
         )
     if gitstore.is_local_url(target):
         target = str(gitstore.local_path(target).absolute())
@@ -99,8 +104,11 @@ def setup_remote(ledger: Ledger, name: str, url: str | None = None) -> list[str]
     )
 
 
-def init_warning(ledger: Ledger, remote: str = DEFAULT_REMOTE) -> str | None:
-    """For ``init`` in a fresh clone: a warning when the project's remote has ledger refs not here.
+def init_warning(
+    ledger: Ledger, remote: str = DEFAULT_REMOTE, interface: Interface = "cli"
+) -> str | None:
+    """For ``init`` in a fresh clone: a warning when the project's remote has ledger refs not here,
+    naming the restore as ``interface`` offers it.
 
     Never raises: a warning must not make ``init`` fail (an offline remote says nothing).
     """
@@ -120,7 +128,7 @@ def init_warning(ledger: Ledger, remote: str = DEFAULT_REMOTE) -> str | None:
     tasks = sum(1 for ref in missing if ref.startswith(TASKS_PREFIX))
     return (
         f"{remote} has {len(missing)} ledger ref(s) ({tasks} task(s)) that are not here yet: "
-        f"run 'gitledger restore {remote}' to bring them in."
+        f"run {word_command('restore', interface, remote)} to bring them in."
     )
 
 

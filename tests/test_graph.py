@@ -183,7 +183,11 @@ def test_task_show_lists_what_depends_on_it(ledger: Ledger, diamond: dict[str, s
     line = next(x for x in out.stdout.splitlines() if x.strip().startswith("needed by:"))
     short = ledger.short_id(d["left"])
     assert f"{d['left'][: len(short)]} (open)" in line and d["right"][:6] in line
-    assert [t.id for t in ledger.dependents(d["bottom"])] == [d["left"], d["right"]]
+    # oldest first, ties (two creates in one millisecond) by id
+    both = sorted(
+        (ledger.show(d["left"]), ledger.show(d["right"])), key=lambda t: (t.created_at, t.id)
+    )
+    assert [t.id for t in ledger.dependents(d["bottom"])] == [t.id for t in both]
     out = run_cli("task", "show", d["top"][:8])
     assert "needed by:" not in out.stdout
     env = dict(os.environ, GITLEDGER_NO_INDEX="1")  # an index built in memory agrees

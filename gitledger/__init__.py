@@ -12,8 +12,6 @@ The public API is what ``__all__`` lists. Names are imported on first use (PEP 5
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from . import errors as _errors  # no dependencies: cheap to import eagerly
 from .lazy import lazy_exports
 
@@ -40,6 +38,7 @@ __all__ = sorted([*_EXPORTS, "__version__"])
 
 __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
 if TYPE_CHECKING:  # for type checkers: the names above, statically
     from .changes import Change  # noqa: F401
     from .errors import (  # noqa: F401

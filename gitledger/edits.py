@@ -13,14 +13,20 @@ shows it: ``--decision TEXT`` on the command line, ``decisions=[...]`` in Python
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Literal
 
-Interface = Literal["python", "cli", "mcp"]
+from .structs import struct
+
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
+if TYPE_CHECKING:
+    from typing import Literal
+
+    Interface = Literal["python", "cli", "mcp"]
+else:
+    Interface = str  # what the type stands for at run time: one of INTERFACES
 INTERFACES: tuple[Interface, ...] = ("python", "cli", "mcp")
 
 
-@dataclass(frozen=True)
+@struct(frozen=True)
 class Edit:
     name: str  # the Python keyword and the MCP argument
     flag: str  # the CLI option

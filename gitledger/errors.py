@@ -36,12 +36,12 @@ own terms (``worded("cli")`` says ``--decision TEXT``, ``worded("mcp")`` says
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from .edits import Interface, word, word_command
+from .structs import struct
 
 
-@dataclass(frozen=True)
+@struct(frozen=True)
 class Fix:
     """An edit that would let a refused change through, kept as data so that each interface can
     word it: ``Fix("decisions")`` is ``--decision TEXT`` on the CLI. ``value`` None stands for
@@ -51,7 +51,7 @@ class Fix:
     value: str | int | None = None
 
 
-@dataclass(frozen=True)
+@struct(frozen=True)
 class Step:
     """A command named as the next step, kept as data so that each interface can word it:
     ``Step("task list")`` is ``'gitledger task list'`` on the CLI, the ``task_list`` tool over

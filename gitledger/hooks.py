@@ -31,12 +31,14 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
 
 from .errors import InvalidInput
 from .text import one_line
 
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
 if TYPE_CHECKING:
+    from typing import IO, Any
+
     from .ledger import Ledger
 
 MAX_PAYLOAD_BYTES = 1 << 20

@@ -28,17 +28,17 @@ This module does not import pygit2: ``gitledger where`` and start-up stay cheap.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import Step, UnsafeLedger
+from .structs import struct
 
 WORKSPACE_DIR = ".gitledger"
 IN_GIT_DIR = "gitledger"
 ENV_LEDGER = "GITLEDGER_DIR"
 
 
-@dataclass(frozen=True)
+@struct(frozen=True)
 class Location:
     path: Path
     kind: str  # "explicit", "git", "workspace", "user"

@@ -20,7 +20,7 @@ PACKAGE = Path(gitledger.__file__).resolve().parent
 
 LAYERS: list[set[str]] = [
     # foundations: no state, no storage
-    {"errors", "edits", "text", "redact", "refs", "paths", "tokens", "settings", "lazy"},
+    {"errors", "edits", "text", "redact", "refs", "paths", "tokens", "settings", "lazy", "structs"},
     {"budget"},  # the packer core of budgeted texts (on text and tokens)
     {"transcripts", "agents"},
     {"gitstore"},  # the only pygit2 importer

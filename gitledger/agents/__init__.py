@@ -12,10 +12,13 @@ gitledger spells an agent's tool or file names.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from . import claude_code, codex, cursor, gemini
 from .base import ROLES, TOOL_KINDS, Agent, HookEvent, Tools
+
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 AGENTS: dict[str, Agent] = {
     a.name: a for a in (claude_code.AGENT, codex.AGENT, gemini.AGENT, cursor.AGENT)

@@ -15,9 +15,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+
+from ..structs import field, struct
+
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 ROLES = ("save", "summary", "restore", "prime", "end", "todo")
 TOOL_KINDS = ("edit", "read", "shell", "todo", "ask")
@@ -25,7 +29,7 @@ TOOL_KINDS = ("edit", "read", "shell", "todo", "ask")
 ROLE_NAMES = {"save": "fuse-save", "restore": "fuse-restore", "summary": "fuse-summary"}
 
 
-@dataclass(frozen=True)
+@struct(frozen=True)
 class Tools:
     """The agent's tool names by kind: what edits files, only reads, runs a shell command,
     writes the agent's task list, or asks the person."""
@@ -43,7 +47,7 @@ class Tools:
         return value
 
 
-@dataclass(frozen=True)
+@struct(frozen=True)
 class HookEvent:
     """Where one role's hook goes in the agent's settings: the event, and the matcher if the
     agent's schema has one (``None``: the group carries no matcher key)."""
@@ -52,7 +56,7 @@ class HookEvent:
     matcher: str | None = None
 
 
-@dataclass(frozen=True)
+@struct(frozen=True)
 class Agent:
     name: str  # as given to --agent
     title: str

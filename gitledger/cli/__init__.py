@@ -11,10 +11,10 @@ unknown option — goes to click, so the command behaves and answers alike eithe
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 
 from ..lazy import lazy_exports
 
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
 if TYPE_CHECKING:  # for type checkers: the click application's names, statically
     from .app import (  # noqa: F401
         ACTOR_HELP,

@@ -17,9 +17,11 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from ..judge.shapes import StepContext
     from ..ledger import Ledger
 
@@ -334,9 +336,9 @@ def step(
             )
         else:
             if config.window and not window and "messages" not in payload:
-                import dataclasses
+                from ..structs import replace
 
-                context = dataclasses.replace(context, window=config.window)
+                context = replace(context, window=config.window)
             judge_model = None
             name = model or config.model
             if name:

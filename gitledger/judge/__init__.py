@@ -51,8 +51,6 @@ checkpoints), ``model`` (the optional model judge).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from ..lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
@@ -129,6 +127,7 @@ __all__ = sorted(_EXPORTS)
 
 __getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
 
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
 if TYPE_CHECKING:  # for type checkers: the names above, statically
     from .cache import (  # noqa: F401
         CACHE_DIR,

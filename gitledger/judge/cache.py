@@ -33,10 +33,13 @@ import os
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from .contexts import StepReader, step_from_payload
 from .shapes import Call, Message, StepContext
+
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 CACHE_DIR = "gitledger-judge"
 FORMAT = 1

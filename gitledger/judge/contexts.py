@@ -4,10 +4,13 @@ conversation a Claude Code function hook hands over (``$.session.messages()``)."
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from .calls import is_read_only
 from .shapes import DEFAULT_WINDOW, LARGE_WINDOW, Call, Message, Step, StepContext
+
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 SUMMARY_PREFIX = "This session is being continued from a previous conversation"
 

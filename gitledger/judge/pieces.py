@@ -4,13 +4,15 @@ and whether it asks the person something."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
 
+from ..structs import struct
 from .calls import ASK_TOOLS
 
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
 if TYPE_CHECKING:
+    from typing import Any
+
     from .shapes import Step
 
 # Text past this many characters is not read for pieces: a step says where it is going early,
@@ -220,7 +222,7 @@ def _claims_done(sentence: str) -> bool:
     return bool(DONE_RE.search(sentence) or DONE_CJK_RE.search(sentence))
 
 
-@dataclass(frozen=True)
+@struct(frozen=True)
 class Completion:
     pieces: tuple[str, ...]  # the pieces said to be done (empty: the piece in hand)
     generic: bool  # "Clean." / "Committing." without naming a piece
@@ -252,7 +254,7 @@ def completions(text: str) -> list[Completion]:
     return out
 
 
-@dataclass(frozen=True)
+@struct(frozen=True)
 class TextFacts:
     starts: tuple[str, ...]
     done: tuple[Completion, ...]

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any
+
+from ..structs import asdict, field, struct
+
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 NEXT = "NEXT"
 SAME = "SAME"
@@ -15,7 +19,7 @@ DEFAULT_WINDOW = 200_000
 LARGE_WINDOW = 1_000_000
 
 
-@dataclass(frozen=True)
+@struct(frozen=True)
 class Call:
     """One tool call of the assistant: its name and input (the judge never sees its output)."""
 
@@ -23,7 +27,7 @@ class Call:
     input: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@struct(frozen=True)
 class Message:
     """One message in the context, reduced to what the judge reads.
 
@@ -39,7 +43,7 @@ class Message:
     queued: bool = False  # a user message typed while the assistant worked: it opens no turn
 
 
-@dataclass(frozen=True)
+@struct(frozen=True)
 class Step:
     """The step being judged: what the assistant just said and the calls it is making."""
 
@@ -47,7 +51,7 @@ class Step:
     calls: tuple[Call, ...] = ()
 
 
-@dataclass(frozen=True)
+@struct(frozen=True)
 class StepContext:
     """A step with everything the gate and the judges need, built from a transcript."""
 
@@ -68,7 +72,7 @@ class StepContext:
         return 100.0 * self.context_tokens / self.window
 
 
-@dataclass(frozen=True)
+@struct(frozen=True)
 class Verdict:
     """The judge's answer. ``judged`` is False when the gate skipped the step (then SAME)."""
 

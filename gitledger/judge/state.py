@@ -4,18 +4,21 @@ settings on ``refs/gitledger/config/judge``, a session's state on ``refs/gitledg
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any
 
 from ..refs import JUDGE_CONFIG_REF, JUDGE_PREFIX
+from ..structs import asdict, field, fields_of, struct
 from .shapes import DEFAULT_FLOOR
+
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 JUDGE_REF_PREFIX = JUDGE_PREFIX
 CONFIG_REF = JUDGE_CONFIG_REF
 STATE_FORMAT = 1
 
 
-@dataclass
+@struct
 class JudgeConfig:
     """Settings, stored in the ledger (``gitledger judge config``); ``enabled=false`` makes the
     judge inert everywhere: no verdicts, no state written."""
@@ -43,7 +46,7 @@ class JudgeConfig:
     def from_dict(cls, data: Mapping[str, Any]) -> JudgeConfig:
         config = cls()
         for key, value in data.items():
-            if key in cls.__dataclass_fields__:
+            if key in fields_of(cls):
                 config = config.with_value(key, value)
         return config
 
@@ -51,9 +54,9 @@ class JudgeConfig:
         """A copy with ``key`` set from ``value`` (a string from the command line, or JSON)."""
         from ..errors import InvalidInput
 
-        if key not in self.__dataclass_fields__:
+        if key not in fields_of(JudgeConfig):
             raise InvalidInput(
-                f"Unknown judge setting {key!r}. Settings: {', '.join(self.__dataclass_fields__)}."
+                f"Unknown judge setting {key!r}. Settings: {', '.join(fields_of(JudgeConfig))}."
             )
         current = getattr(self, key)
         try:
@@ -93,7 +96,7 @@ def _parse_bool(text: str) -> bool:
     raise ValueError("true or false")
 
 
-@dataclass
+@struct
 class TurnState:
     """What persists between turns of one session."""
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
 
+from ..structs import field, struct
 from . import calls, pieces
 from .calls import TASK_TOOLS, TaskList, _kind
 from .pieces import (
@@ -40,6 +39,10 @@ from .shapes import (
     Verdict,
 )
 
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
+if TYPE_CHECKING:
+    from typing import Any
+
 # How many of the assistant's earlier messages are read back to find the piece in hand.
 LOOKBACK_TEXTS = 40
 
@@ -47,7 +50,7 @@ LOOKBACK_TEXTS = 40
 # --- the deterministic judge ----------------------------------------------------------------
 
 
-@dataclass
+@struct
 class _Thread:
     """Where the work stands before the step, read from the assistant's earlier messages."""
 

@@ -8,9 +8,12 @@ import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
 
 from .events import MAX_LINE_BYTES, ReadStats
+
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 _CHUNK = 1 << 20
 

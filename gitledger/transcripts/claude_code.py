@@ -14,10 +14,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 from ._lines import decode, lines, records
 from .events import Event, ReadStats, ToolCall, Usage, clip, clip_input
+
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 # Records that carry nothing for the task line; skipped silently (counted as ignored).
 IGNORED_TYPES = frozenset(

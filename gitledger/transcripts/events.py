@@ -24,8 +24,11 @@ Readers never raise on bad content: lines that are not JSON, records of unknown 
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from ..structs import asdict, field, struct
+
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 EVENT_KINDS = (
     "user",
@@ -47,7 +50,7 @@ MAX_INPUT_CHARS = 8_000
 MAX_LINE_BYTES = 32 * 1024 * 1024
 
 
-@dataclass(frozen=True, slots=True)
+@struct(frozen=True, slots=True)
 class ToolCall:
     """One tool invocation by the assistant."""
 
@@ -56,7 +59,7 @@ class ToolCall:
     input: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@struct(frozen=True, slots=True)
 class Usage:
     """Token counts of one model response, where the transcript records them."""
 
@@ -66,7 +69,7 @@ class Usage:
     cache_creation_tokens: int | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@struct(frozen=True, slots=True)
 class Event:
     """One thing that happened in a session. Fields a format lacks stay at their defaults."""
 
@@ -103,7 +106,7 @@ class Event:
         return asdict(self)
 
 
-@dataclass(slots=True)
+@struct(slots=True)
 class ReadStats:
     """What a reader saw and what it skipped; never an exception."""
 

@@ -12,10 +12,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ._lines import decode_text
 from .events import Event, ReadStats, ToolCall, Usage, clip, clip_input
+
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 

@@ -11,11 +11,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from ._lines import records
 from .claude_code import block_text
 from .events import Event, ReadStats, ToolCall, clip, clip_input
+
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _tool_calls(raw: Any) -> tuple[ToolCall, ...]:

@@ -8,6 +8,7 @@ from functools import lru_cache
 
 from ..structs import struct
 from .calls import ASK_TOOLS
+from .patterns import Lazy
 
 TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
 if TYPE_CHECKING:
@@ -18,23 +19,6 @@ if TYPE_CHECKING:
 # Text past this many characters is not read for pieces: a step says where it is going early,
 # and long messages are wrap-ups.
 TEXT_LIMIT = 3000
-
-
-class _Lazy:
-    """A pattern compiled on first use: compiling them all costs a process several ms, and most
-    steps (the gate skips them, or they are below the floor) never need one."""
-
-    def __init__(self, pattern: str, flags: int = 0) -> None:
-        self.pattern = pattern
-        self.flags = flags
-        self._compiled: re.Pattern[str] | None = None
-
-    def __getattr__(self, name: str) -> Any:
-        if self._compiled is None:
-            self._compiled = re.compile(self.pattern, self.flags)
-        value = getattr(self._compiled, name)
-        setattr(self, name, value)  # the next lookup finds the compiled pattern's own method
-        return value
 
 
 _NOUN = (
@@ -48,7 +32,7 @@ _CJK_REF = r"(?:第\s*(\d+)\s*(?:个|项|項|号)|(?:问题|任务|事项)\s*#?\
 # Patterns without IGNORECASE run on lowercased text (Python's re is several times slower with it).
 # A short code for a piece (T3, F7, #4): a letter and one or two digits, or a number after #.
 _CODE_REF = r"\b([a-z]\d{1,2})(?!\w|\.\d)|(?<![\w&])#(\d+)\b"
-PIECE_RE: Any = _Lazy(rf"\b{_NUM_REF}|\b{_PART_REF}|{_CJK_REF}|{_CODE_REF}")
+PIECE_RE: Any = Lazy(rf"\b{_NUM_REF}|\b{_PART_REF}|{_CJK_REF}|{_CODE_REF}")
 
 _START_WORDS = (
     r"now|next(?:\s+(?:is|up|comes))?|up next|on to|onto|moving(?:\s+on)?\s+to|move(?:\s+on)?\s+to|"
@@ -61,32 +45,32 @@ _START_WORDS = (
 # "now issue 4", "moving on to task 2", "I'm on issue 5", "Next is Issue 25".
 # Read on the few words before each piece reference, which is much cheaper than the whole text.
 # "now test hygiene (F15)": a piece in brackets right after a few words of moving on.
-START_BEFORE_RE: Any = _Lazy(
+START_BEFORE_RE: Any = Lazy(
     rf"\b(?:{_START_WORDS})\s*[:,]?\s*(?:is\s+|with\s+)?(?:the\s+)?$"
     r"|\b(?:now|next|on to|moving on to)\s+(?:[\w-]+\s+){1,4}\($"
 )
 # "committing 9 and starting 10": a bare number after a verb of moving on.
-START_BARE_RE: Any = _Lazy(
+START_BARE_RE: Any = Lazy(
     r"\b(?:starting(?:\s+on)?|start(?:\s+on)?|moving(?:\s+on)?\s+to|on to|then)\s+#?(\d+)\b"
 )
-START_CJK_RE: Any = _Lazy(
+START_CJK_RE: Any = Lazy(
     r"(?:开始|进入|转到|接着做|接下来做|正在做|然后做|再做|去做|做)\s*(?:第\s*(\d+)\s*(?:个|项|项)"
     r"|(?:问题|任务)\s*#?\s*(\d+))"
 )
 # A sentence that opens with the piece and does not say it is done turns to it: "Issue 16:
 # GROUPING() type", "Issue 1.", "Issue 5 is the largest so far", "第 14 个问题：…".
-HEADING_RE: Any = _Lazy(
+HEADING_RE: Any = Lazy(
     rf"^[\s*_#>-]*(?:{_NUM_REF}|{_PART_REF}|{_CJK_REF}(?:问题|任务|事项)?|{_CODE_REF})"
     r"(?!\s*(?:and|or|&|,|–|-)\s*\d)"
 )
 # "before moving on to issue 22", "a checkpoint before Issue 11": the move is announced for later.
-DEFER_RE: Any = _Lazy(
+DEFER_RE: Any = Lazy(
     rf"\b(?:before|after)\s+(?:(?:i\s+)?(?:moving|move|going|turning|starting|continuing|"
     rf"proceeding)(?:\s+on)?(?:\s+(?:to|with))?\s+)?(?:the\s+)?(?:{_NUM_REF}|{_PART_REF})"
 )
 # "Will review its diff, then T3": a piece after "then" in a sentence about what will happen
 # is a plan for later, not a move.
-DEFER_THEN_RE: Any = _Lazy(
+DEFER_THEN_RE: Any = Lazy(
     rf"(\b(?:will|'ll|going to)\b[^.!?\n]{{0,80}}?)\bthen\s+(?:the\s+)?"
     rf"(?:{_NUM_REF}|{_PART_REF}|{_CODE_REF})"
 )
@@ -96,23 +80,23 @@ _DONE = (
     r"no (?:new )?(?:regressions?|failures?)"
 )
 # "pre-pass", "fixed-size": a word joined to another by a hyphen is not a finishing claim.
-DONE_RE: Any = _Lazy(rf"(?<![-/])\b(?:{_DONE})\b(?!-)", re.IGNORECASE)
-DONE_CJK_RE: Any = _Lazy(
+DONE_RE: Any = Lazy(rf"(?<![-/])\b(?:{_DONE})\b(?!-)", re.IGNORECASE)
+DONE_CJK_RE: Any = Lazy(
     r"已通过|通过了|都过了|已经提交|已提交|提交了|已完成|完成了|做完|修好|解决了|已修复"
 )
-COMMIT_WORD_RE: Any = _Lazy(r"\bcommit(?:ting|ted|s)?\b|提交", re.IGNORECASE)
-NOT_DONE_RE: Any = _Lazy(
+COMMIT_WORD_RE: Any = Lazy(r"\bcommit(?:ting|ted|s)?\b|提交", re.IGNORECASE)
+NOT_DONE_RE: Any = Lazy(
     r"\b(?:not|n't|never|still|yet|fails?|failing|broke|breaks|regress(?:ed|es)?)\b|未|没有通过",
     re.IGNORECASE,
 )
 # Short sentences that close the piece in hand without naming it: "Clean." "Done." "Good."
-GENERIC_DONE_RE: Any = _Lazy(
+GENERIC_DONE_RE: Any = Lazy(
     r"^\s*(?:all\s+)?(?:clean|done|good|passing|passes|fixed|all good|all green|green|"
     r"that works|works|perfect|great)\s*[.!]?\s*$",
     re.IGNORECASE,
 )
 # Asking the person, waiting on a decision, offering work not asked for.
-ASK_RE: Any = _Lazy(
+ASK_RE: Any = Lazy(
     r"\b(?:would you like|do you want|should i|shall i|want me to|let me know|"
     r"which (?:one|option|approach|of these) (?:do|would|should)|please (?:confirm|choose|decide|"
     r"let me know|advise)|can you (?:confirm|tell|check|clarify)|could you (?:confirm|tell|check|"
@@ -122,7 +106,7 @@ ASK_RE: Any = _Lazy(
     r"|要不要|是否需要|你希望|请确认|你想|需要我",
     re.IGNORECASE,
 )
-_SENTENCE_SPLIT: Any = _Lazy(r"(?<=[.!?;。！？；])\s+|\n+|(?<=[。！？；，])")
+_SENTENCE_SPLIT: Any = Lazy(r"(?<=[.!?;。！？；])\s+|\n+|(?<=[。！？；，])")
 
 
 def sentences(text: str) -> list[str]:
@@ -149,7 +133,7 @@ def piece_refs(text: str) -> list[str]:
 
 
 # Every piece reference has a digit, a part letter or 第: texts without them are skipped cheaply.
-_MAYBE_PIECE: Any = _Lazy(r"\d|\bparts?\b|第", re.IGNORECASE)
+_MAYBE_PIECE: Any = Lazy(r"\d|\bparts?\b|第", re.IGNORECASE)
 
 
 @lru_cache(maxsize=8192)
@@ -158,7 +142,7 @@ def _starts_of(text: str) -> tuple[str, ...]:
     return tuple(started_pieces(text)) if _MAYBE_PIECE.search(text) else ()
 
 
-_SET_OFF: Any = _Lazy(r"\s*(?:[:.—–()]|-\s|\*\*|$)")
+_SET_OFF: Any = Lazy(r"\s*(?:[:.—–()]|-\s|\*\*|$)")
 
 
 @lru_cache(maxsize=8192)
@@ -230,7 +214,7 @@ class Completion:
 
 
 # Any word that can start a finishing claim; a text without one is not read sentence by sentence.
-_DONE_HINT: Any = _Lazy(
+_DONE_HINT: Any = Lazy(
     rf"\b(?:{_DONE}|good|perfect|great|all good)\b|{DONE_CJK_RE.pattern}|{COMMIT_WORD_RE.pattern}",
     re.IGNORECASE,
 )
@@ -288,7 +272,7 @@ def asks_person(step: Step) -> bool:
 
 
 # A piece that only checks what is done: the wrap-up, not a piece of its own.
-CHECKUP_RE: Any = _Lazy(
+CHECKUP_RE: Any = Lazy(
     r"\b(?:final|verif(?:y|ication|ying)|sanity|lint(?:ing)?|wrap(?:-|\s)?up|double-check|"
     r"full (?:test )?suite|regression check)\b",
     re.IGNORECASE,
@@ -307,17 +291,17 @@ def is_checkup(text: str, piece: str | None = None) -> bool:
 
 
 # A step that opens with a heading of a few words set off by a dash or colon ("Engine fixes — …").
-HEADING_START_RE: Any = _Lazy(r"^[\s*_#>]*(?:[\w`'/-]+\s+){0,4}[\w`'/-]+\s*(?:—|–|:\s*$|\*\*\s*$)")
+HEADING_START_RE: Any = Lazy(r"^[\s*_#>]*(?:[\w`'/-]+\s+){0,4}[\w`'/-]+\s*(?:—|–|:\s*$|\*\*\s*$)")
 
 # A step that opens by turning to something: "Now I'll add …", "Next, …", "Moving on to …".
-OPENS_RE: Any = _Lazy(
+OPENS_RE: Any = Lazy(
     r"^[\s*_#>-]*(?:now|next|moving on|on to|then|finally|let me now|time to)\b", re.IGNORECASE
 )
 
 
 # --- the words of a piece -------------------------------------------------------------------
 
-_WORD_RE: Any = _Lazy(r"[a-z][a-z0-9_]{2,}")
+_WORD_RE: Any = Lazy(r"[a-z][a-z0-9_]{2,}")
 _STOP = frozenset(
     "the and for with that this from into then also now let add make use new can you all are "
     "was were has have had not but its it's our out get set one two any each when what which "
@@ -342,14 +326,14 @@ def words_of(text: str) -> frozenset[str]:
 
 
 # The step turns to answering what the person asked: a piece of its own.
-ANSWER_RE: Any = _Lazy(
+ANSWER_RE: Any = Lazy(
     r"\b(?:(?:to |let me |now (?:i'?ll |let me )?)answer(?:ing)? your (?:\w+ )?questions?|"
     r"(?:as for|regarding|on|about) your (?:\w+ )?question)\b",
     re.IGNORECASE,
 )
 
 # An item of a list: "1. …", "- …", "* …", "**2. …**" at the start of a line.
-_ITEM_RE: Any = _Lazy(r"^[ \t]*(?:\*\*)?(?:\d{1,2}[.)]|[-*•])[ \t]+(?=\S)", re.MULTILINE)
+_ITEM_RE: Any = Lazy(r"^[ \t]*(?:\*\*)?(?:\d{1,2}[.)]|[-*•])[ \t]+(?=\S)", re.MULTILINE)
 
 
 def list_items(text: str) -> list[str]:
@@ -371,12 +355,12 @@ def list_items(text: str) -> list[str]:
 # Pieces a request joins in words: "create the issue, then reference it in the reply", "Can we
 # add logging? Also, …". A split point is "then" after a comma, dash, "and" or a sentence's end,
 # or "also" opening a sentence.
-_JOINED_RE: Any = _Lazy(
+_JOINED_RE: Any = Lazy(
     r"(?:[,;:]|\s[-–—]|\band|[.!?])\s+then\b[,:]?|(?:^|[.!?]\s+|\n\s*)also\b[,:]?",
     re.IGNORECASE,
 )
 # A sentence that turns to work: "Now let me reply to the comment", "Next, the docs".
-TURN_RE: Any = _Lazy(r"^[\s*_#>-]*(?:now|next|then|moving on|on to)\b", re.IGNORECASE)
+TURN_RE: Any = Lazy(r"^[\s*_#>-]*(?:now|next|then|moving on|on to)\b", re.IGNORECASE)
 
 
 def joined_pieces(text: str) -> list[str]:

@@ -138,3 +138,77 @@ def test_the_fast_path_imports_no_click() -> None:
     imported = {line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines()}
     assert "gitledger.judge.step" in imported
     assert not {name for name in imported if name.split(".")[0] == "click"}
+
+
+# What a hook's step must not load: each costs the process more than judging the step (pygit2
+# and its cffi, click, the task model and index, SQLite, tiktoken, the MCP SDK, rich), or is
+# start-up machinery the step's modules are written without (dataclasses, typing, inspect).
+NOT_ON_THE_STEP = (
+    "pygit2",
+    "cffi",
+    "click",
+    "rich",
+    "tiktoken",
+    "mcp",
+    "sqlite3",
+    "hashlib",
+    "dataclasses",
+    "typing",
+    "inspect",
+    "gitledger.ledger",
+    "gitledger.index",
+    "gitledger.model",
+    "gitledger.gitstore.store",
+    "gitledger.fuse",
+)
+
+
+def loaded(*args: str, stdin: str, cwd: Path) -> tuple[set[str], str]:
+    """The modules a ``gitledger judge step`` process has loaded when it ends, and its output."""
+    probe = (
+        "import atexit, json, sys\n"
+        "atexit.register(lambda: sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules))))\n"
+        "sys.argv = ['gitledger', *sys.argv[1:]]\n"
+        "from gitledger.cli import main\n"
+        "main()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+    )
+    assert result.returncode == 0, result.stderr
+    head, _, names = result.stderr.rpartition("MODULES ")
+    assert head.strip() == "", head
+    return set(json.loads(names)), result.stdout
+
+
+def test_a_hooks_step_loads_none_of_the_heavy_modules(ledger: object, tmp_path: Path) -> None:
+    """The step as the PostToolUse hook runs it: the payload on stdin, a ledger (no settings
+    written), the first step of a session (a whole read) and the next (from the read cache)."""
+    transcript = tmp_path / "session.jsonl"
+    lines = (FIXTURES / "mid_piece.jsonl").read_text(encoding="utf-8").splitlines(True)
+    payload = json.dumps(
+        {
+            "session_id": "s1",
+            "transcript_path": str(transcript),
+            "cwd": str(tmp_path),
+            "hook_event_name": "PostToolUse",
+            "tool_name": "Bash",
+            "tool_input": {"command": "pytest -q"},
+            "tool_response": {"stdout": "3 passed", "stderr": "", "interrupted": False},
+        }
+    )
+    for end in (len(lines) - 2, len(lines)):  # the transcript grows between two steps
+        transcript.write_text("".join(lines[:end]), encoding="utf-8")
+        modules, out = loaded(
+            "judge", "step", "--hook", "--checkpoint", "--floor", "0", stdin=payload, cwd=tmp_path
+        )
+        assert out.startswith(("SAME", "NEXT")), out
+        assert "gitledger.judge.step" in modules
+        heavy = {m for m in modules if m in NOT_ON_THE_STEP or m.split(".")[0] in NOT_ON_THE_STEP}
+        assert heavy == set(), end
+    assert list((tmp_path / "ledger" / "gitledger-judge").glob("*.json"))

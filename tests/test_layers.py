@@ -210,7 +210,8 @@ def _type_checking_names(init: Path) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    "package", ["gitledger", "gitledger.judge", "gitledger.cli", "gitledger.fuse"]
+    "package",
+    ["gitledger", "gitledger.judge", "gitledger.cli", "gitledger.fuse", "gitledger.gitstore"],
 )
 def test_lazy_exports_equal_the_type_checking_names(package: str) -> None:
     module = importlib.import_module(package)

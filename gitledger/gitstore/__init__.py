@@ -14,53 +14,74 @@ package's interface.
 
 from __future__ import annotations
 
-from ..refs import LEDGER_PREFIX
-from .documents import (
-    Document,
-    load_json,
-    read_document,
-    update_document,
-    write_document,
-    write_version,
-)
-from .errors import RefMoved, disk_trouble, map_git_errors
-from .raw import BulkWriter, RefsStamp, read_packed_refs, ref_tips, refs_stamp
-from .signing import SignatureCheck, Signer, signer_from_config, verify_signature
-from .store import (
-    LOCK_FILE,
-    LOCK_TIMEOUT_S,
-    STALE_REF_LOCK_S,
-    CommitInfo,
-    GitStore,
-    commit_exists,
-    delete_refs,
-    git_identity,
-    has_object,
-    is_ancestor,
-    merge_base,
-)
-from .transport import (
-    GIT_MIN_VERSION,
-    PUSH_CHUNK,
-    STAGING_LOCK_FILE,
-    STAGING_LOCK_TIMEOUT_S,
-    TransferStats,
-    bundle_create,
-    bundle_heads,
-    clear_staging,
-    drop_stale_staging_locks,
-    fetch_bundle,
-    fetch_refs,
-    git_transport,
-    init_bare,
-    is_bare_repository,
-    list_remote_refs,
-    push_refs,
-    remote_url,
-    set_ledger_remote,
-    staging_lock,
-)
-from .urls import is_local_url, local_path, redact_url
+from ..lazy import lazy_exports
+
+# Each name is imported from its module on first use (PEP 562): a caller that needs only
+# ``raw`` (packed-refs, loose refs) or ``urls`` does not load pygit2 with ``store``.
+_EXPORTS: dict[str, str] = {
+    **dict.fromkeys(["LEDGER_PREFIX"], "gitledger.refs"),
+    **dict.fromkeys(
+        [
+            "Document",
+            "load_json",
+            "read_document",
+            "update_document",
+            "write_document",
+            "write_version",
+        ],
+        "gitledger.gitstore.documents",
+    ),
+    **dict.fromkeys(["RefMoved", "disk_trouble", "map_git_errors"], "gitledger.gitstore.errors"),
+    **dict.fromkeys(
+        ["BulkWriter", "RefsStamp", "read_packed_refs", "ref_tips", "refs_stamp"],
+        "gitledger.gitstore.raw",
+    ),
+    **dict.fromkeys(
+        ["SignatureCheck", "Signer", "signer_from_config", "verify_signature"],
+        "gitledger.gitstore.signing",
+    ),
+    **dict.fromkeys(
+        [
+            "CommitInfo",
+            "GitStore",
+            "LOCK_FILE",
+            "LOCK_TIMEOUT_S",
+            "STALE_REF_LOCK_S",
+            "commit_exists",
+            "delete_refs",
+            "git_identity",
+            "has_object",
+            "is_ancestor",
+            "merge_base",
+        ],
+        "gitledger.gitstore.store",
+    ),
+    **dict.fromkeys(
+        [
+            "GIT_MIN_VERSION",
+            "PUSH_CHUNK",
+            "STAGING_LOCK_FILE",
+            "STAGING_LOCK_TIMEOUT_S",
+            "TransferStats",
+            "bundle_create",
+            "bundle_heads",
+            "clear_staging",
+            "drop_stale_staging_locks",
+            "fetch_bundle",
+            "fetch_refs",
+            "git_transport",
+            "init_bare",
+            "is_bare_repository",
+            "list_remote_refs",
+            "push_refs",
+            "remote_url",
+            "set_ledger_remote",
+            "staging_lock",
+        ],
+        "gitledger.gitstore.transport",
+    ),
+    **dict.fromkeys(["is_local_url", "local_path", "redact_url"], "gitledger.gitstore.urls"),
+}
 
 __all__ = [
     "GIT_MIN_VERSION",
@@ -116,3 +137,55 @@ __all__ = [
     "write_document",
     "write_version",
 ]
+
+__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
+
+TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
+if TYPE_CHECKING:  # for type checkers: the names above, statically
+    from ..refs import LEDGER_PREFIX
+    from .documents import (
+        Document,
+        load_json,
+        read_document,
+        update_document,
+        write_document,
+        write_version,
+    )
+    from .errors import RefMoved, disk_trouble, map_git_errors
+    from .raw import BulkWriter, RefsStamp, read_packed_refs, ref_tips, refs_stamp
+    from .signing import SignatureCheck, Signer, signer_from_config, verify_signature
+    from .store import (
+        LOCK_FILE,
+        LOCK_TIMEOUT_S,
+        STALE_REF_LOCK_S,
+        CommitInfo,
+        GitStore,
+        commit_exists,
+        delete_refs,
+        git_identity,
+        has_object,
+        is_ancestor,
+        merge_base,
+    )
+    from .transport import (
+        GIT_MIN_VERSION,
+        PUSH_CHUNK,
+        STAGING_LOCK_FILE,
+        STAGING_LOCK_TIMEOUT_S,
+        TransferStats,
+        bundle_create,
+        bundle_heads,
+        clear_staging,
+        drop_stale_staging_locks,
+        fetch_bundle,
+        fetch_refs,
+        git_transport,
+        init_bare,
+        is_bare_repository,
+        list_remote_refs,
+        push_refs,
+        remote_url,
+        set_ledger_remote,
+        staging_lock,
+    )
+    from .urls import is_local_url, local_path, redact_url

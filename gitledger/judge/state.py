@@ -186,9 +186,14 @@ def config_at(path: Any, cache: Any | None = None) -> JudgeConfig:
         kept = _cached_settings(Path(cache), stamp)
         if kept is not None:
             return _with_env(JudgeConfig.from_dict(kept) if kept else JudgeConfig())
-    from ..gitstore import GitStore
+    from ..gitstore.raw import read_packed_refs
 
-    data, _ = _read_store(GitStore(path), CONFIG_REF)
+    data: dict[str, Any] | None = None
+    # No settings written (the usual case): the defaults, without loading pygit2 for the store.
+    if (path / CONFIG_REF).is_file() or CONFIG_REF in read_packed_refs(path):
+        from ..gitstore import GitStore
+
+        data, _ = _read_store(GitStore(path), CONFIG_REF)
     config = _with_env(JudgeConfig.from_dict(data) if data else JudgeConfig())
     if cache is not None:
         _keep_settings(Path(cache), stamp, (data or {}) if config.enabled else None)

@@ -32,8 +32,11 @@ windows holding a NEXT or an unsure step (what rules plus a model could catch at
 median time the judge takes per step in the process. ``--process N`` also times N steps of the
 development set as whole ``gitledger judge step`` processes (start-up included), each on a fresh
 cut with no ledger (as ``score_judge.py`` runs it: a whole read); ``--hook N`` times N steps of
-each session as a hook in a session runs them (a ledger exists, the transcript grows at one path,
-so the judge reads on from where its cache left off); ``--process-only`` skips the scoring.
+each session as Claude Code's PostToolUse hook runs them (``judge step --hook --checkpoint``, the
+hook payload on stdin, a ledger with a few tasks, the transcript growing at one path, so the
+judge reads on from where its cache left off; ``--gitledger COMMAND`` times another command than
+this Python's ``-m gitledger``, an installed console script say); both print the floor, ``python
+-c pass`` timed after each step; ``--process-only`` skips the scoring.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ import argparse
 import json
 import os
 import random
+import shlex
 import statistics
 import sys
 import time
@@ -199,13 +203,12 @@ def run_eval(labels_path: Path, roots: Sequence[Path], model: Any = None) -> lis
 
 def time_processes(
     labels_path: Path, roots: Sequence[Path], count: int
-) -> tuple[list[float], list[float], int]:
+) -> tuple[list[float], list[float], int, list[float]]:
     """Time ``gitledger judge step --transcript CUT --floor 0 --json`` on ``count`` labelled steps
-    spread over the development set, as a hook runs it: (wall ms, CPU ms of the process: user +
-    system, errors). Bytecode may be written (an installed gitledger has its .pyc files), and one
+    spread over the development set, as ``score_judge.py`` runs it (no ledger: a whole read):
+    (wall ms, CPU ms of the process: user + system, errors, CPU ms of ``python -c pass`` run
+    after each). Bytecode may be written (an installed gitledger has its .pyc files), and one
     run before the timed ones writes it."""
-    import os
-    import subprocess
     import tempfile
 
     data = json.loads(labels_path.read_text(encoding="utf-8"))
@@ -215,6 +218,7 @@ def time_processes(
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     walls: list[float] = []
     cpus: list[float] = []
+    floors: list[float] = []
     errors = 0
     cache: dict[str, list[bytes]] = {}
     with tempfile.TemporaryDirectory() as folder:
@@ -225,73 +229,117 @@ def time_processes(
             if rel not in cache:
                 cache[rel] = transcript_path(roots, rel).read_bytes().splitlines(True)
             cut.write_bytes(b"".join(cache[rel][: int(line) + 1]))
-            started = time.perf_counter()
-            process = subprocess.Popen(
-                argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=folder, env=env
-            )
-            _pid, status, usage = os.wait4(process.pid, 0)
-            wall = (time.perf_counter() - started) * 1000.0
+            wall, cpu, code = _run(argv, cwd=folder, env=env)
             if number == 0:
                 continue  # the warm-up run that writes the bytecode
             walls.append(wall)
-            cpus.append((usage.ru_utime + usage.ru_stime) * 1000.0)
-            errors += os.waitstatus_to_exitcode(status) != 0
-    return walls, cpus, errors
+            cpus.append(cpu)
+            errors += code != 0
+            floors.append(_run([sys.executable, "-c", "pass"], cwd=folder, env=env)[1])
+    return walls, cpus, errors, floors
+
+
+def _run(argv: Sequence[str], **options: Any) -> tuple[float, float, int]:
+    """One whole process: (wall ms, CPU ms: user + system of the child, exit code)."""
+    import subprocess
+
+    stdin = options.pop("stdin", None)
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        **options,
+    )
+    if stdin is not None:
+        assert process.stdin is not None
+        process.stdin.write(stdin)
+        process.stdin.close()
+    _pid, status, usage = os.wait4(process.pid, 0)
+    wall = (time.perf_counter() - started) * 1000.0
+    return wall, (usage.ru_utime + usage.ru_stime) * 1000.0, os.waitstatus_to_exitcode(status)
+
+
+def _hook_payload(line: bytes, transcript: Path, cwd: Path) -> bytes:
+    """The PostToolUse payload Claude Code sends after the step's last tool call (the tool's
+    output stands in as a short string: the judge never reads it)."""
+    try:
+        record = json.loads(line)
+        content = record.get("message", {}).get("content") or []
+        uses = [c for c in content if isinstance(c, dict) and c.get("type") == "tool_use"]
+        session = str(record.get("sessionId") or "session")
+    except (ValueError, AttributeError):
+        uses, session = [], "session"
+    use = uses[-1] if uses else {}
+    return json.dumps(
+        {
+            "session_id": session,
+            "transcript_path": str(transcript),
+            "cwd": str(cwd),
+            "permission_mode": "default",
+            "hook_event_name": "PostToolUse",
+            "tool_name": use.get("name", "Bash"),
+            "tool_input": use.get("input", {}),
+            "tool_use_id": use.get("id", ""),
+            "tool_response": {"stdout": "ok\n" * 50, "stderr": "", "interrupted": False},
+        }
+    ).encode()
 
 
 def time_hook(
-    labels_path: Path, roots: Sequence[Path], count: int
-) -> tuple[list[float], list[float], list[float], list[float], int]:
-    """Time ``gitledger judge step --transcript T --floor 0 --json`` as a hook runs it in a
-    session: a ledger exists (so the judge keeps its read cache and settings beside it), and the
-    transcript grows at one path, cut after each of the development set's labelled steps in
+    labels_path: Path, roots: Sequence[Path], count: int, command: Sequence[str]
+) -> dict[str, list[float] | int]:
+    """Time ``gitledger judge step --hook --checkpoint`` as Claude Code's PostToolUse hook runs
+    it in a session: the hook payload on stdin, in a project whose ledger holds a few tasks and
+    the setting ``floor=0`` (every labelled step is judged, none skipped below the floor), the
+    transcript growing at one path, cut after each of the development set's labelled steps in
     order, the last ``count`` + 1 of each session (late in a session, where the transcript is
-    long). Returns (wall ms, CPU ms) of the first step of each
-    session (nothing kept yet: a whole read), then of the others, and the errors."""
-    import os
+    long). The first step of a session has nothing kept (a whole read, the settings read from the
+    ledger); the others read on from the cache. After each step, ``python -c pass`` is timed the
+    same way: the floor of any Python process on the machine at that moment. Returns wall and CPU
+    ms of the first steps, the others and the floor, and the errors."""
     import subprocess
     import tempfile
 
     data = json.loads(labels_path.read_text(encoding="utf-8"))
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    cold_wall: list[float] = []
-    cold_cpu: list[float] = []
-    walls: list[float] = []
-    cpus: list[float] = []
-    errors = 0
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE",)}
+    env.pop("GITLEDGER_DIR", None)
+    out: dict[str, Any] = {
+        key: [] for key in ("first_wall", "first_cpu", "wall", "cpu", "floor_wall", "floor_cpu")
+    }
+    out["errors"] = 0
+    floor = [sys.executable, "-c", "pass"]
     with tempfile.TemporaryDirectory() as folder:
-        env["GITLEDGER_DIR"] = str(Path(folder) / "ledger")
-        subprocess.run(
-            [sys.executable, "-m", "gitledger", "init"],
-            env=env,
-            capture_output=True,
-            check=True,
-            cwd=folder,
-        )
+        project = Path(folder) / "project"
+        project.mkdir()
+        subprocess.run(["git", "init", "-q", str(project)], check=True)
+
+        def setup(*args: str) -> None:
+            subprocess.run([*command, *args], env=env, capture_output=True, check=True, cwd=project)
+
+        setup("init")
+        for number in range(1, 6):
+            setup("task", "create", f"Piece {number} of the work", "--criteria", "tests pass")
+        setup("judge", "config", "floor=0")
+        argv = [*command, "judge", "step", "--hook", "--checkpoint"]
         for number, transcript in enumerate(data["transcripts"]):
             lines = transcript_path(roots, transcript["file"]).read_bytes().splitlines(True)
             cut = Path(folder) / f"session-{number}.jsonl"
-            argv = [sys.executable, "-m", "gitledger", "judge", "step", "--transcript", str(cut)]
-            argv += ["--floor", "0", "--json"]
             for index, step in enumerate(transcript["steps"][-(count + 1) :]):
-                cut.write_bytes(b"".join(lines[: int(step["line"]) + 1]))
-                started = time.perf_counter()
-                process = subprocess.Popen(
-                    argv,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    env=env,
-                    cwd=folder,
-                )
-                _pid, status, usage = os.wait4(process.pid, 0)
-                wall = (time.perf_counter() - started) * 1000.0
-                cpu = (usage.ru_utime + usage.ru_stime) * 1000.0
-                errors += os.waitstatus_to_exitcode(status) != 0
+                line = int(step["line"])
+                cut.write_bytes(b"".join(lines[: line + 1]))
+                payload = _hook_payload(lines[line], cut, project)
+                wall, cpu, code = _run(argv, stdin=payload, env=env, cwd=project)
+                out["errors"] += code != 0
                 if number == 0 and index == 0:
                     continue  # the warm-up run that writes the bytecode
-                (cold_wall if index == 0 else walls).append(wall)
-                (cold_cpu if index == 0 else cpus).append(cpu)
-    return cold_wall, cold_cpu, walls, cpus, errors
+                out["first_wall" if index == 0 else "wall"].append(wall)
+                out["first_cpu" if index == 0 else "cpu"].append(cpu)
+                wall, cpu, _ = _run(floor, env=env, cwd=project)
+                out["floor_wall"].append(wall)
+                out["floor_cpu"].append(cpu)
+    return out
 
 
 def windows(results: Sequence[Judged]) -> list[list[Judged]]:
@@ -457,8 +505,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=int,
         default=0,
         metavar="N",
-        help="also time N steps of each development-set session as a hook in a session runs "
-        "them (a ledger, the transcript growing at one path: the read cache at work)",
+        help="also time N steps of each development-set session as Claude Code's PostToolUse "
+        "hook runs them (payload on stdin, a ledger, the transcript growing at one path)",
+    )
+    parser.add_argument(
+        "--gitledger",
+        metavar="COMMAND",
+        help="with --hook: the command to time (default: this Python's -m gitledger), e.g. an "
+        "installed console script",
     )
     parser.add_argument(
         "--process-only",
@@ -517,7 +571,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.show_misses:
             show_misses(results)
     if args.process and use_eval:
-        walls, cpus, errors = time_processes(args.eval, roots, args.process)
+        walls, cpus, errors, floors = time_processes(args.eval, roots, args.process)
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
         report["process"] = {
             "steps": len(walls),
@@ -525,35 +579,54 @@ def main(argv: Sequence[str] | None = None) -> int:
             "wall_ms_median": statistics.median(walls) if walls else 0.0,
             "cpu_ms_median": statistics.median(cpus) if cpus else 0.0,
             "wall_ms_max": max(walls) if walls else 0.0,
+            "floor_cpu_ms_median": statistics.median(floors) if floors else 0.0,
             "load_average": load,
         }
         p = report["process"]
         print(
-            f"\nwhole process (`gitledger judge step --transcript CUT`): {len(walls)} steps, "
-            f"median {p['wall_ms_median']:.0f} ms wall ({p['cpu_ms_median']:.0f} ms CPU), "
-            f"max {p['wall_ms_max']:.0f} ms, {errors} errors; load average {load:.1f}"
+            f"\nwhole process (`gitledger judge step --transcript CUT`, no ledger): {len(walls)} "
+            f"steps, median {p['wall_ms_median']:.0f} ms wall ({p['cpu_ms_median']:.0f} ms CPU; "
+            f"`python -c pass` {p['floor_cpu_ms_median']:.0f} ms CPU), max "
+            f"{p['wall_ms_max']:.0f} ms, {errors} errors; load average {load:.1f}"
         )
     if args.hook and use_eval:
-        cold_wall, cold_cpu, walls, cpus, errors = time_hook(args.eval, roots, args.hook)
+        command = shlex.split(args.gitledger) if args.gitledger else None
+        got = time_hook(args.eval, roots, args.hook, command or [sys.executable, "-m", "gitledger"])
         load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+
+        def median(key: str) -> float:
+            values = got[key]
+            assert isinstance(values, list)
+            return statistics.median(values) if values else 0.0
+
+        walls = got["wall"]
+        assert isinstance(walls, list)
         report["hook"] = {
-            "sessions": len(cold_wall),
+            "command": args.gitledger or "python -m gitledger",
+            "sessions": len(got["first_wall"]),
             "steps": len(walls),
-            "errors": errors,
-            "first_wall_ms_median": statistics.median(cold_wall) if cold_wall else 0.0,
-            "first_cpu_ms_median": statistics.median(cold_cpu) if cold_cpu else 0.0,
-            "wall_ms_median": statistics.median(walls) if walls else 0.0,
-            "cpu_ms_median": statistics.median(cpus) if cpus else 0.0,
+            "errors": got["errors"],
+            "first_wall_ms_median": median("first_wall"),
+            "first_cpu_ms_median": median("first_cpu"),
+            "wall_ms_median": median("wall"),
+            "cpu_ms_median": median("cpu"),
             "wall_ms_max": max(walls) if walls else 0.0,
+            "floor_wall_ms_median": median("floor_wall"),
+            "floor_cpu_ms_median": median("floor_cpu"),
             "load_average": load,
         }
         h = report["hook"]
         print(
-            f"\nas a hook in a session (a ledger, the transcript growing): {len(walls)} steps "
-            f"after the first of {len(cold_wall)} sessions, median {h['wall_ms_median']:.0f} ms "
-            f"wall ({h['cpu_ms_median']:.0f} ms CPU), max {h['wall_ms_max']:.0f} ms; the first "
-            f"step of a session {h['first_wall_ms_median']:.0f} ms wall "
-            f"({h['first_cpu_ms_median']:.0f} ms CPU); {errors} errors; load average {load:.1f}"
+            f"\nas the PostToolUse hook in a session (`{h['command']} judge step --hook "
+            "--checkpoint`, payload on stdin, a ledger, the transcript growing):\n"
+            "| steps | wall ms median | CPU ms median | wall ms max |\n|---|---|---|---|\n"
+            f"| {len(walls)} after the first of each session | {h['wall_ms_median']:.0f} | "
+            f"{h['cpu_ms_median']:.0f} | {h['wall_ms_max']:.0f} |\n"
+            f"| the first of each of {h['sessions']} sessions | {h['first_wall_ms_median']:.0f} | "
+            f"{h['first_cpu_ms_median']:.0f} | |\n"
+            f"| `python -c pass`, after each step | {h['floor_wall_ms_median']:.0f} | "
+            f"{h['floor_cpu_ms_median']:.0f} | |\n"
+            f"{got['errors']} errors; load average {load:.1f}"
         )
     if args.json:
         args.json.write_text(json.dumps(report, indent=2, default=str) + "\n", encoding="utf-8")

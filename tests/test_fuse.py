@@ -275,7 +275,7 @@ def test_left_off_is_the_last_assistant_text_and_action(session: Session) -> Non
     session.call("Read", {"file_path": "/home/dev/app/toolbar.js"})
     snap = session.snapshot()
     assert snap.left_off == "Next I will wire up the toolbar."
-    assert snap.last_action == "Read /home/dev/app/toolbar.js"
+    assert snap.last_action == "Read toolbar.js"  # relative to the session folder
 
 
 def test_files_edited_are_relative_to_the_session_folder(session: Session) -> None:
@@ -458,6 +458,171 @@ def test_corpus_compacted_session_keeps_the_first_request_as_goal() -> None:
     snap = fuse.snapshot_file(path, session="x")
     assert snap.goal == "Implement spotter-gqc" and snap.compactions == 1
     assert any(s.ref.startswith("bd show spotter-gqc") for s in snap.specs)
+
+
+def _cut_corpus(name: str, tmp_path: Path, line: int | None = None) -> Snapshot:
+    """A corpus transcript up to ``line`` (default: its first compaction), as the PreCompact hook
+    reads it there."""
+    lines = (CORPUS / "claude-code" / name).read_text(encoding="utf-8").splitlines(True)
+    if line is None:
+        line = next(i for i, text in enumerate(lines) if '"compact_boundary"' in text)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(lines[:line]), encoding="utf-8")
+    return fuse.snapshot_file(cut, session="x")
+
+
+def test_a_background_agents_result_comes_from_its_notification(session: Session) -> None:
+    session.user("Review the branch.")
+    launch = (
+        "Async agent launched successfully.\nagentId: a3e3b71 (internal ID - do not mention to "
+        "user.)\noutput_file: /tmp/claude/tasks/a3e3b71.output"
+    )
+    session.call("Task", {"description": "Review security aspects", "prompt": "…"}, launch)
+    session.user(
+        "<task-notification>\n<task-id>a3e3b71</task-id>\n<status>completed</status>\n"
+        '<summary>Agent "Review security aspects" completed</summary>\n<result>Verdict: APPROVE. '
+        "Path traversal is handled by ToRelativePath().</result>\n</task-notification>"
+    )
+    session.user(  # a background shell command's notification carries no result
+        "<task-notification>\n<task-id>b0be39e</task-id>\n<status>completed</status>\n"
+        '<summary>Background command "Run the tests" completed (exit code 0)</summary>\n'
+        "</task-notification>"
+    )
+    snap = session.snapshot()
+    assert [(r.agent, r.text) for r in snap.subagent_results] == [
+        (
+            "Review security aspects",
+            "Verdict: APPROVE. Path traversal is handled by ToRelativePath().",
+        )
+    ]
+    assert snap.recent_requests == ["Review the branch."]
+
+
+@needs_corpus
+def test_corpus_background_agents_give_their_results_not_their_launch(tmp_path: Path) -> None:
+    snap = _cut_corpus("entireio__cli/bc/cb77bb88fa/1/full.jsonl", tmp_path, 60)
+    agents = {r.agent: r.text for r in snap.subagent_results}
+    assert "Review test coverage" in agents and "REQUEST CHANGES" in agents["Review test coverage"]
+    assert not any("Async agent launched" in text for text in agents.values())
+
+
+def test_the_turn_under_way_keeps_what_the_assistant_said_in_it(session: Session) -> None:
+    session.user("Address the six review items.")
+    session.say("Earlier turn's report: all six items are listed in REVIEW.md for later.")
+    session.user("Go on with them.")
+    session.say("I'll investigate them in parallel. Let me start with the state handling.")
+    session.call("Grep", {"pattern": "HandleTurnEnd", "path": "/home/dev/app/hooks.go"})
+    session.say(
+        "Good news: item 4 is fine, the caller (hooks.go:766) saves the state after calling "
+        "HandleTurnEnd, so it needs no change. Let me fix the remaining items."
+    )
+    session.call("Edit", {"file_path": "/home/dev/app/overlap.go"})
+    session.say("**Item 3: extract the duplicated helper**")
+    snap = session.snapshot()
+    assert snap.turn == [  # less the step it announces
+        "item 4 is fine, the caller (hooks.go:766) saves the state after calling HandleTurnEnd, "
+        "so it needs no change."
+    ]
+    assert snap.left_off == "**Item 3: extract the duplicated helper**"
+    assert "hooks.go:766" in fuse.render(snap, 2_000)
+    session.user("Thanks, now commit.")  # the person speaks: that turn is over
+    assert session.snapshot().turn == []
+
+
+@needs_corpus
+def test_corpus_turn_under_way_at_a_compaction(tmp_path: Path) -> None:
+    snap = _cut_corpus("spotter/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl", tmp_path)
+    assert snap.turn and all(len(t) >= 80 for t in snap.turn)
+    assert not any(t.startswith(("Let me", "Now let me", "I'll")) for t in snap.turn)
+    assert any("ActiveSessionRegistry" in t for t in snap.turn)
+
+
+def test_a_short_reply_keeps_the_question_it_answers(session: Session) -> None:
+    session.user("Write the plan.")
+    session.say(
+        "Plan saved. Two execution options: 1. Subagent-Driven (this session) 2. Parallel "
+        "Session (separate). Which approach?"
+    )
+    session.user("1")
+    session.say("Which file first?")
+    session.user("Whichever has the most callers, then the tests.")  # says enough itself
+    snap = session.snapshot()
+    assert snap.recent_requests[1].startswith("1 (answering: Plan saved. Two execution options")
+    assert "Subagent-Driven" in snap.recent_requests[1]
+    assert snap.recent_requests[2] == "Whichever has the most callers, then the tests."
+
+
+@needs_corpus
+def test_corpus_short_reply_to_a_question(tmp_path: Path) -> None:
+    snap = _cut_corpus("entireio__cli/5c/5cb639eac4/0/full.jsonl", tmp_path, 250)
+    assert snap.recent_requests[-1].startswith("1 (answering:")
+    assert "Subagent-Driven" in snap.recent_requests[-1]
+
+
+def test_claude_codes_stand_in_message_is_not_where_it_left_off(session: Session) -> None:
+    session.user("Has the filter been applied to explain as well?")
+    session.say("Good catch - let me check whether explain uses another path.")
+    session.call("Grep", {"pattern": "BuildCondensed|FormatCondensed", "path": "cmd/explain.go"})
+    session.user("<command-name>/exit</command-name>")
+    record = session._base(
+        "assistant",
+        message={
+            "role": "assistant",
+            "model": "<synthetic>",
+            "content": [{"type": "text", "text": "No response requested."}],
+        },
+    )
+    assert record["message"]["model"] == "<synthetic>"
+    snap = session.snapshot()
+    assert snap.left_off == "Good catch - let me check whether explain uses another path."
+    # a search is known by what it looks for, then where
+    assert snap.last_action == "Grep BuildCondensed|FormatCondensed in cmd/explain.go"
+
+
+@needs_corpus
+def test_corpus_stand_in_message_after_exit(tmp_path: Path) -> None:
+    snap = _cut_corpus("entireio__cli/5c/5cb639eac4/0/full.jsonl", tmp_path, 1087)
+    assert snap.left_off.startswith("Good catch")
+    assert "BuildCondensedTranscript|FormatCondensedTranscript" in snap.last_action
+
+
+def test_a_spec_skips_code_reads_rules_headings_and_a_plans_prose(session: Session) -> None:
+    session.user("Attribute lines.")
+    plan = (
+        "# Plan: line attribution\n\n## Diff Algorithm\n\n"
+        "Use `github.com/sergi/go-diff/diffmatchpatch` (already in go.mod as an indirect dep):\n\n"
+        "```go\nif !ok {\n    lines++ // must count the last line\n}\n```\n\n"
+        "## Architecture constraints:\n- No CDN dependency.\n- Server renders the HTML.\n\n"
+        "## Verification\n1. `mise run test` passes\n"
+    )
+    session.call("ExitPlanMode", {"plan": plan}, "User has approved your plan.")
+    (spec,) = session.snapshot().specs
+    assert spec.criteria == [
+        "Use `github.com/sergi/go-diff/diffmatchpatch` (already in go.mod as an indirect dep):",
+        "`mise run test` passes",
+    ]
+    assert spec.constraints == ["No CDN dependency.", "Server renders the HTML."]
+
+
+@needs_corpus
+def test_corpus_spec_rules_under_a_constraints_heading(tmp_path: Path) -> None:
+    snap = _cut_corpus("spotter/8463c716-a2ea-4c14-9efa-87158ebd9f20.jsonl", tmp_path)
+    rules = [rule for spec in snap.specs for rule in spec.constraints]
+    assert "No CDN dependency." in rules
+    assert not any("//" in rule for spec in snap.specs for rule in spec.constraints)
+    (plan,) = [s for s in snap.specs if s.ref == "approved plan"]
+    assert any("`render_message/1`" in line for line in plan.criteria)
+
+
+def test_the_persons_words_are_rendered_as_written() -> None:
+    snap = Snapshot(
+        session="s1",
+        goal="Attribution",
+        constraints=["ok, do nothing for auto-commit"],
+        recent_requests=["Also, keep the trailer", "so what now?"],
+    )
+    text = fuse.render(snap, 2_000)
+    assert "- ok, do nothing for auto-commit" in text and "- Also, keep the trailer" in text
 
 
 # --- rendering ----------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from .rules import (
     _ANSWER_PAIR_RE,
     _ANSWERS_RE,
     _ASK_TOOLS,
+    _ASYNC_LAUNCH,
     _BD_CHILD_RE,
     _BD_CLOSE_RE,
     _BD_LIST_RE,
@@ -33,6 +34,9 @@ from .rules import (
     _FAILURE_RE,
     _FINDING_RE,
     _GOAL_CHANGE_RE,
+    _NEXT_STEP_RE,
+    _NOTIFICATION_RE,
+    _NOTIFIED_AGENT_RE,
     _OPEN_STATUSES,
     _PATCH_FILE_RE,
     _PLAN_ITEM_RE,
@@ -74,6 +78,7 @@ from .snapshot import (
     KEEP_REQUESTS,
     KEEP_SPECS,
     KEEP_SUBAGENTS,
+    KEEP_TURN,
     MAX_CONSTRAINT_SOURCE,
     OUTCOME_CHARS,
     OpenItem,
@@ -87,6 +92,19 @@ _MARKED_RE = re.compile(
 )
 # Tools whose result no rule reads unless it failed (an edit tool's is the whole file).
 _UNREAD_TOOLS = frozenset({"Grep", "Glob", "LS", "WebFetch", "WebSearch", "TodoWrite"})
+
+
+def _said(text: str, kept: set[str]) -> str:
+    """What an assistant's text says it found or did: its sentences less those that only
+    announce the next step ("Let me check the config.", "Now add the handler.") and those
+    ``kept`` already (as decisions or pitfalls)."""
+    return clean(
+        " ".join(s for s in _sentences(text) if s not in kept and not _NEXT_STEP_RE.match(s))
+    )
+
+
+SHORT_REPLY = 20  # a reply this short to the assistant's question is an answer, not a request
+QUESTION_CHARS = 300
 
 
 class _Recent:
@@ -138,6 +156,8 @@ class Extractor:
         self.outcomes = _Recent(KEEP_OUTCOMES, previous.outcomes if previous else ())
         self.answers = _Recent(KEEP_ANSWERS, previous.answers if previous else ())
         self.turn_text = ""  # the assistant's latest text in the turn under way
+        # its texts so far, each with what it says (less the steps it announces)
+        self.turn_texts: deque[tuple[str, str]] = deque(maxlen=KEEP_TURN + 1)
         self.checks = _Recent(KEEP_CHECKS, previous.checks if previous else ())
         # keyed, so re-reading a transcript after a save does not repeat a result
         self.subagents: OrderedDict[str, SubagentResult] = OrderedDict(
@@ -203,6 +223,8 @@ class Extractor:
 
     def _user(self, event: Event) -> None:
         text = request_text(event)
+        if text is None and "<task-notification>" in event.text:
+            self._notification(event.text)
         if text is None:
             # A slash command's expanded prompt arrives as harness text right after it.
             if (
@@ -215,10 +237,15 @@ class Extractor:
                 self.command_prompt = clean(event.text)[:300]
             return
         flat = clean(text)
+        question = self.turn_text
         self._end_turn()
-        if self.requests and _norm(self.requests[-1]) == _norm(flat):
+        if self.requests and _norm(self.requests[-1]).startswith(_norm(flat)):
             return  # a queued prompt and the user record that delivers it
-        self.requests.append(flat[:ITEM_CHARS])
+        if question.rstrip().endswith("?") and len(flat) <= SHORT_REPLY:
+            # a short reply ("1", "yes, B") says nothing without the question it answers
+            self.requests.append(f"{flat} (answering: {cut(question, QUESTION_CHARS)})")
+        else:
+            self.requests.append(flat[:ITEM_CHARS])
         bare_command = flat.startswith("/") and " " not in flat
         if bare_command and not self.first_command:
             self.first_command = flat[:100]
@@ -242,16 +269,18 @@ class Extractor:
         """The assistant's last text before the person speaks again is its report of the turn:
         what it did, found and decided, in its own summary."""
         text, self.turn_text = self.turn_text, ""
+        self.turn_texts.clear()
         if len(text) >= MIN_OUTCOME and not text.rstrip().endswith("?"):
             self.outcomes.add(text)
 
     def _assistant(self, event: Event) -> None:
+        if event.model == "<synthetic>":
+            return  # Claude Code's own stand-in ("No response requested."), not the assistant's
         if event.text.strip():
             flat = clean(event.text)
             self.left_off = flat[:ITEM_CHARS]
             self.turn_text = flat[:OUTCOME_CHARS]
-            if len(event.text) >= 150 and len(_PLAN_ITEM_RE.findall(event.text)) >= 3:
-                self.plan = flat[:ITEM_CHARS]
+            kept: set[str] = set()  # sentences kept as decisions or pitfalls: not said again
             # one scan of the whole text first: most of what an assistant says marks nothing,
             # and a sentence can only match where the text does
             marked = _MARKED_RE.search(event.text) is not None
@@ -266,10 +295,18 @@ class Extractor:
                     ):
                         continue
                     self.decisions.add(clean(sentence)[:400])
+                    kept.add(sentence)
                 elif _FAILURE_RE.search(sentence) and _REASON_RE.search(sentence):
                     self.pitfalls.add(clean(sentence)[:400])
+                    kept.add(sentence)
+            if len(event.text) >= 150 and len(_PLAN_ITEM_RE.findall(event.text)) >= 3:
+                self.plan = flat[:ITEM_CHARS]  # shown as the plan, not again as said in the turn
+            else:
+                said = _said(event.text, kept)
+                if len(said) >= MIN_OUTCOME:
+                    self.turn_texts.append((self.turn_text, said[:OUTCOME_CHARS]))
         for call in event.tool_calls:
-            self.last_action = _call_summary(call.name, call.input)
+            self.last_action = self._summary(call.name, call.input)
             self.pending_calls[call.id] = (call.name, call.input)
             while len(self.pending_calls) > 200:
                 self.pending_calls.popitem(last=False)
@@ -326,6 +363,13 @@ class Extractor:
             if isinstance(task, str):
                 self.task_id = task
 
+    def _summary(self, name: str, data: dict[str, Any]) -> str:
+        """A tool call in a line, the session folder's paths relative to it (as files edited
+        are): a cut at 72 characters then keeps the command, not the folder."""
+        text = _call_summary(name, data)
+        root = (self.cwd or "").rstrip("/")
+        return text.replace(root + "/", "") if len(root) > 1 else text
+
     def _names(self, path: str, names: list[str]) -> None:
         """The names a file's edits brought in, newest last, the file moved to the end."""
         # a name the file's own name says (TranscriptComponents in transcript_components.ex)
@@ -362,14 +406,9 @@ class Extractor:
                 or data.get("subagent_type")
                 or "sub-agent"
             )
-            text = clean(_TAG_RE.sub(" ", event.text))
-            if text:
-                found = SubagentResult(agent=clean(label)[:120], text=text[:ITEM_CHARS])
-                key = _norm(found.agent + " " + found.text)[:300]
-                self.subagents.pop(key, None)
-                self.subagents[key] = found
-                while len(self.subagents) > KEEP_SUBAGENTS:
-                    self.subagents.popitem(last=False)
+            if _ASYNC_LAUNCH in event.text[:200]:
+                return  # a background agent's launch notice: its result comes as a notification
+            self._subagent(label, event.text)
             return
         if name == "TaskCreate":
             self.had_item_tools = True
@@ -398,7 +437,7 @@ class Extractor:
         if reason and clean(reason.group(1)):
             # the person's own words on why a step was refused: a rule for the rest of the work
             self.answers.add(
-                f"On {cut(_call_summary(name, data), 72)}: {clean(reason.group(1))[:600]}"
+                f"On {cut(self._summary(name, data), 72)}: {clean(reason.group(1))[:600]}"
             )
         if name in _SHELL_TOOLS:
             self._checks(data, event.text, event.is_error)
@@ -407,11 +446,11 @@ class Extractor:
             if any(marker in text for marker in _TRIVIAL_TOOL_ERRORS):
                 return
             if "doesn't want to" in text or "user rejected" in text.lower():
-                self.pitfalls.add(f"The user rejected {_call_summary(name, data)}")
+                self.pitfalls.add(f"The user rejected {self._summary(name, data)}")
                 return
             line = _first_error_line(text)
             if line:
-                summary = cut(_call_summary(name, data), 72)
+                summary = cut(self._summary(name, data), 72)
                 # the same command failing again replaces its older failure (keyed by the call)
                 self.pitfalls.add(f"{summary} failed: {line}")
                 head = _command_head(name, data)
@@ -421,7 +460,7 @@ class Extractor:
         head = _command_head(name, data)
         if head and head in self.failed:
             key, text = self.failed.pop(head)
-            summary = cut(_call_summary(name, data), 72)
+            summary = cut(self._summary(name, data), 72)
             if _norm(summary) != _norm(key):
                 self.pitfalls.replace(key, f"{text}; then worked: {summary}")
         if name in _SHELL_TOOLS:
@@ -444,6 +483,23 @@ class Extractor:
         if spec_ref:
             for ref, text in _split_specs(spec_ref, event.text):
                 self._add_spec(_parse_spec(ref, text))
+
+    def _subagent(self, label: str, text: str) -> None:
+        text = clean(_TAG_RE.sub(" ", text))
+        if text:
+            found = SubagentResult(agent=clean(label)[:120], text=text[:ITEM_CHARS])
+            key = _norm(found.agent + " " + found.text)[:300]
+            self.subagents.pop(key, None)
+            self.subagents[key] = found
+            while len(self.subagents) > KEEP_SUBAGENTS:
+                self.subagents.popitem(last=False)
+
+    def _notification(self, text: str) -> None:
+        """A background sub-agent's result, delivered as a <task-notification> (its call
+        returned only a launch notice); a background command's notification holds no result."""
+        for summary, result in _NOTIFICATION_RE.findall(text):
+            agent = _NOTIFIED_AGENT_RE.match(summary.strip())
+            self._subagent(agent.group(1) if agent else summary, result)
 
     def _add_spec(self, spec: Spec | None) -> None:
         """The newest spec last; a spec shown again moves there, the oldest past KEEP_SPECS go."""
@@ -578,6 +634,11 @@ class Extractor:
         snap.subagent_results = list(self.subagents.values())
         snap.recent_requests = list(self.requests)
         snap.left_off = self.left_off
+        # the turn under way has no report yet: what it said before its last text stands in
+        turn = list(self.turn_texts)
+        if turn and turn[-1][0] == self.turn_text:
+            turn.pop()  # the last text is where it left off
+        snap.turn = [said for _, said in turn[-KEEP_TURN:]]
         snap.plan = self.plan if _norm(self.plan) != _norm(self.left_off) else ""
         snap.last_action = self.last_action
         snap.files_edited = self.files.values()

@@ -141,7 +141,7 @@ def _requests(snap: Snapshot) -> list[str]:
     for age, request in enumerate(reversed(snap.recent_requests)):
         if _shown_elsewhere(request, snap):
             continue
-        item = _item(request)
+        item = clean(request)  # the person's words as written ("ok, do nothing" stays so)
         out.append(item if age == 0 else condense(item, OLDER_REQUEST_BYTES, terse=False))
     return out
 
@@ -199,6 +199,7 @@ def _spec_sections(snap: Snapshot) -> list[_Section]:
     return out
 
 
+TURN_BYTES = 600
 # The sections after the specs, in priority order: (key, heading, short heading, quota, noun for
 # the "left out" line, options). Their items come from ``_items``.
 _LISTED: tuple[tuple[str, str, str, int, str, dict[str, Any]], ...] = (
@@ -244,18 +245,19 @@ def _left_off(snap: Snapshot) -> list[str]:
     left = []
     if snap.left_off:
         left.append(_prose(snap.left_off))
-    if snap.plan:
-        left.append("plan: " + _prose(snap.plan))
     if snap.last_action:
         left.append("last action: " + _action(snap.last_action))
+    left += [condense(_prose(t, _AGENT_CHATTER_RE), TURN_BYTES) for t in reversed(snap.turn)]
+    if snap.plan:
+        left.append("plan: " + _prose(snap.plan))
     return left
 
 
 def _items(snap: Snapshot, hints: list[str]) -> dict[str, list[str]]:
     """The items of each section in ``_LISTED``, newest first where a list has an order."""
     return {
-        "answers": [_item(a) for a in reversed(snap.answers)],
-        "constraints": [_item(c) for c in reversed(snap.constraints)],
+        "answers": [clean(a) for a in reversed(snap.answers)],
+        "constraints": [clean(c) for c in reversed(snap.constraints)],
         "outcomes": [_prose(o, _AGENT_CHATTER_RE) for o in reversed(snap.outcomes)],
         "decisions": [_item(d) for d in reversed(snap.decisions)],
         "checks": [_action(c) for c in reversed(snap.checks)][:4],

@@ -23,6 +23,14 @@ _SKIP_USER_PREFIXES = (
     "<task-notification>",
     "<user-prompt-submit-hook>",
 )
+# A background sub-agent: its call returns a launch notice, and its result arrives later as a
+# <task-notification> in a user record (Claude Code 2.1). A background shell command's
+# notification has no <result>.
+_ASYNC_LAUNCH = "Async agent launched successfully"
+_NOTIFICATION_RE = re.compile(
+    r"<task-notification>.*?<summary>(.*?)</summary>\s*<result>(.*?)(?:</result>|$)", re.S
+)
+_NOTIFIED_AGENT_RE = re.compile(r'^Agent "(.+)" (?:completed|finished|failed)')
 _QUIET_COMMANDS = {
     "/clear",
     "/compact",
@@ -92,6 +100,14 @@ _BD_CLOSE_RE = re.compile(
     re.M,
 )
 _PLAN_ITEM_RE = re.compile(r"^\s*(?:\d+[.)]|[-*•])\s+\S", re.M)
+# A sentence that announces the assistant's next step rather than saying what it found or did:
+# "Let me check the config.", "Now add the handler.", "I'll run the tests first."
+_NEXT_STEP_RE = re.compile(
+    r"^(?:(?:now|next|first|then|ok(?:ay)?|great|good|perfect|alright|so)\b[,!.:]?\s+)*"
+    r"(?:let me|let's|i'll|i will|i need to|i'm going to|i am going to|i should|we need to|"
+    r"i'm now|time to|(?<=now )(?!i\b|i'|we\b|the\b|it\b|that\b|this\b|there\b|all\b)\w+)",
+    re.I,
+)
 _REASON_RE = re.compile(
     r"\b(because|since|so that|due to|as a result|which means|otherwise)\b", re.I
 )
@@ -122,6 +138,13 @@ _SPEC_FILE_RE = re.compile(
 _CRITERIA_HEAD_RE = re.compile(
     r"^\s*(#+\s*|\*\*)?\s*(acceptance|criteria|done when|definition of done|requirements|"
     r"must|tests?|deliverables?|what to build|goals?)\b",
+    re.I,
+)
+# A heading over the spec's rules: what is listed under it binds whatever its words
+# ("Architecture constraints:", "## Non-goals", "Guardrails").
+_RULES_HEAD_RE = re.compile(
+    r"\b(constraints?|rules|guardrails|non-goals|invariants|restrictions|limitations|"
+    r"out of scope|do not|don'?ts)\b",
     re.I,
 )
 _HEADING_RE = re.compile(r"^\s*(#+\s+\S|\*\*[^*]+\*\*\s*:?\s*$|[A-Z][A-Za-z /]{2,40}:\s*$)")
@@ -237,6 +260,12 @@ def request_text(event: Event) -> str | None:
 
 
 def _call_summary(name: str, data: dict[str, Any]) -> str:
+    pattern = data.get("pattern")
+    if isinstance(pattern, str) and pattern.strip():
+        # a search is known by what it looks for, then where
+        where = data.get("path") or data.get("glob")
+        where = f" in {clean(where)[:120]}" if isinstance(where, str) and where.strip() else ""
+        return f"{name} {clean(pattern.strip())[:160]}{where}"
     for key in ("command", "file_path", "path", "pattern", "url", "description", "query"):
         value = data.get(key)
         if isinstance(value, list):
@@ -257,15 +286,34 @@ def _first_error_line(text: str) -> str:
     return clean(lines[0])[:240] if lines else ""
 
 
+_NAMED_LINE_RE = re.compile(r"`[^`]+`|\w+\.\w+|\w+_\w+|[a-z][A-Z]\w*")
+
+
+def _plan_order(criteria: list[str], said: list[str]) -> list[str]:
+    return [s for s in said if s not in criteria] + criteria
+
+
+def _prose_lines(text: str) -> list[str]:
+    """A document's lines outside its fenced code blocks (code is neither a criterion nor a rule:
+    ``lines++ // skip the last line`` is not the spec's)."""
+    out, fenced = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced:
+            out.append(line.rstrip())
+    return out
+
+
 def _parse_spec(ref: str, text: str, *, steps: bool = False) -> Spec | None:
     """Acceptance criteria and constraint lines of a spec; ``steps``: a plan, whose top-level
     list items are its criteria when it has no criteria heading."""
     text = _LINE_NUMBER_RE.sub("", text)
-    lines = [ln.rstrip() for ln in text.splitlines()]
+    lines = _prose_lines(text)
     title = next((clean(ln).lstrip("#* ") for ln in lines if ln.strip()), "")
     criteria: list[str] = []
     constraints: list[str] = []
-    in_criteria = False
+    in_criteria = in_rules = False
     for line in lines:
         stripped = line.strip()
         if not stripped:
@@ -277,6 +325,7 @@ def _parse_spec(ref: str, text: str, *, steps: bool = False) -> Spec | None:
             continue
         if _HEADING_RE.match(stripped):
             in_criteria = False
+            in_rules = bool(_RULES_HEAD_RE.search(stripped))
             continue
         item = clean(stripped.lstrip("-*•> ").removeprefix("[ ]").removeprefix("[x]").strip())
         item = item.replace("**", "").strip()
@@ -290,14 +339,29 @@ def _parse_spec(ref: str, text: str, *, steps: bool = False) -> Spec | None:
         ):
             if len(criteria) < 10:
                 criteria.append(item[:300])
-        elif _CONSTRAINT_RE.search(item) and len(constraints) < 8 and len(item) <= 300:
+        elif (
+            (_CONSTRAINT_RE.search(item) or in_rules and stripped.startswith(("-", "*", "•")))
+            and len(constraints) < 8
+            and len(item) <= 300
+        ):
             constraints.append(item)
     if steps and not criteria:
         for line in lines:
             if re.match(r"^(\d+[.)]|[-*•])\s+\S", line):  # top-level items only
                 item = clean(line.lstrip("-*•0123456789.) ")).replace("**", "").strip()
-                if len(item) >= 6 and len(criteria) < 10:
+                if len(item) >= 6 and len(criteria) < 10 and item not in constraints:
                     criteria.append(item[:300])
+    if steps:
+        # what the plan says to do in its prose: "Use X (already in go.mod)", "In F(), before G():"
+        said = [
+            clean(ln.strip()).replace("**", "")[:300]
+            for ln in lines
+            if len(ln.strip()) >= 30
+            and not ln.lstrip().startswith(("#", "|", "-", "*", "•", ">"))
+            and not ln.strip()[0].isdigit()
+            and _NAMED_LINE_RE.search(ln)
+        ]
+        criteria = _plan_order(criteria, said)[:12]
     if not criteria and not constraints:
         return None
     return Spec(ref=ref, title=title[:200], criteria=criteria, constraints=constraints)

@@ -22,6 +22,7 @@ KEEP_REQUESTS = 40
 KEEP_OUTCOMES = 6  # the assistant's end-of-turn reports, newest last
 KEEP_CHECKS = 8  # verification runs with their counts, and commits made
 KEEP_ANSWERS = 10  # the person's answers to the agent's questions and to its plans
+KEEP_TURN = 4  # the assistant's texts in the turn under way, before its last one
 OUTCOME_CHARS = 2_000  # an end-of-turn report is often a list of what was done and found
 KEEP_FILES = 60
 KEEP_NAMED_FILES = 20  # files with the names their edits brought in (functions, tests, fields)
@@ -78,6 +79,8 @@ class Snapshot:
     # the checks run (tests, linters, builds) with the counts they reported, and commits made
     checks: list[str] = field(default_factory=list)
     left_off: str = ""
+    # what the assistant said earlier in the turn under way (no report ends it yet), newest last
+    turn: list[str] = field(default_factory=list)
     plan: str = ""  # the latest list of steps the assistant wrote (the plan it was following)
     last_action: str = ""
     files_edited: list[str] = field(default_factory=list)
@@ -129,6 +132,7 @@ __all__ = [
     "KEEP_REQUESTS",
     "KEEP_SPECS",
     "KEEP_SUBAGENTS",
+    "KEEP_TURN",
     "MAX_BUDGET",
     "MAX_CONSTRAINT_SOURCE",
     "MIN_BUDGET",

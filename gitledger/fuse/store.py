@@ -116,6 +116,7 @@ _STR_LISTS = (
     "pitfalls",
     "recent_requests",
     "outcomes",
+    "turn",
     "answers",
     "checks",
     "files_edited",

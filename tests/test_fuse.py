@@ -625,6 +625,57 @@ def test_the_persons_words_are_rendered_as_written() -> None:
     assert "- ok, do nothing for auto-commit" in text and "- Also, keep the trailer" in text
 
 
+def test_the_branch_names_the_work_unless_it_is_the_default(session: Session) -> None:
+    session.user("Support two sessions at once.")
+    session.records[-1]["gitBranch"] = "main"
+    assert session.snapshot().branch == ""
+    session.say("Switching to a feature branch for this.")
+    session.records[-1]["gitBranch"] = "soph/multi-session"
+    snap = session.snapshot()
+    assert snap.branch == "soph/multi-session"
+    assert "BRANCH: soph/multi-session" in fuse.render(snap, 2_000).splitlines()
+
+
+@needs_corpus
+def test_corpus_branch_of_a_session(tmp_path: Path) -> None:
+    snap = _cut_corpus("spotter/fa812bfe-b295-4cca-9c2f-fdf01028cb46.jsonl", tmp_path)
+    assert snap.branch == "spotter-a0y"
+
+
+def test_the_assistants_texts_name_files_relative_to_the_session_folder(session: Session) -> None:
+    session.user("Explain the hook.")
+    session.call(
+        "Task",
+        {"description": "Explore hooks"},
+        "## Summary: Hooks\n\nBased on my exploration of the codebase, here's how it works:\n---\n"
+        "1. PostCommit() in /home/dev/app/strategy/hooks.go reads the trailer.",
+    )
+    session.say("PostCommit() in /home/dev/app/strategy/hooks.go calls CondenseSession.")
+    snap = session.snapshot()
+    assert snap.left_off == "PostCommit() in strategy/hooks.go calls CondenseSession."
+    assert "/home/dev/app" not in snap.subagent_results[0].text
+    text = fuse.render(snap, 6_000)
+    (line,) = [x for x in text.splitlines() if "reads the trailer" in x]
+    assert line.startswith("- Hooks 1. PostCommit() in strategy/hooks.go reads the trailer.")
+
+
+@needs_corpus
+def test_corpus_sub_agent_reports_lose_their_introductions(tmp_path: Path) -> None:
+    snap = _cut_corpus("entireio__cli/cd/95adddad32/0/full.jsonl", tmp_path)
+    text = fuse.render(snap, 6_000)
+    agents = text.split("SUB-AGENT RESULTS:")[1].split("\n", 1)[1].split("\n")
+    shown = [x for x in agents if x.startswith("- ")]
+    assert shown and not any("Based on my" in x or "/Users/soph/Work" in x for x in shown)
+
+
+def test_a_lists_numbers_are_not_clauses_of_their_own() -> None:
+    from gitledger.fuse.condense import _clauses, _named
+
+    parts = [clause for clause, _ in _clauses("Steps: 1. Build the cache. 2. Test it in serve.")]
+    assert parts == ["Steps: 1. Build the cache.", "2. Test it in serve."]
+    assert _named("2.") == 0 and _named("---") == 0 and _named("port 5433") == 2
+
+
 # --- rendering ----------------------------------------------------------------------------------
 
 

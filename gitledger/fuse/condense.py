@@ -70,7 +70,7 @@ def shorten(text: str, limit: int) -> str:
 # Clause boundaries: punctuation followed by a space, a dash between words, or a conjunction that
 # starts a reason or a contrast.
 _CLAUSE_RE = re.compile(
-    r"(?<=[,;:.!?])\s+|\s+[—–-]\s+|"
+    r"(?<=[,;:.!?])(?<!\s\d\.)(?<!\s\d\d\.)\s+|\s+[—–-]\s+|"
     r"\s+(?=(?:because|since|so that|so|but|rather than|instead of|while|and then)\s)",
     re.I,
 )
@@ -101,6 +101,8 @@ def _salience(text: str) -> int:
 def _named(clause: str) -> int:
     """The salience of a clause that reads on its own: brackets and quotes balanced."""
     pairs = (("(", ")"), ("[", "]"), ("{", "}"))
+    if not re.search(r"[^\W\d_]{2}", clause):
+        return 0  # a list's number ("2."), a rule ("---"): no clause of its own
     if clause.count("`") % 2 or any(clause.count(a) != clause.count(b) for a, b in pairs):
         return 0
     return _salience(clause)

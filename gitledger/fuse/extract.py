@@ -103,6 +103,7 @@ def _said(text: str, kept: set[str]) -> str:
     )
 
 
+_DEFAULT_BRANCHES = frozenset({"", "main", "master", "trunk", "develop", "HEAD"})
 SHORT_REPLY = 20  # a reply this short to the assistant's question is an answer, not a request
 QUESTION_CHARS = 300
 
@@ -193,6 +194,7 @@ class Extractor:
         self.command_prompt = ""
         self.summary_goal = ""
         self.cwd: str | None = None
+        self.branch = previous.branch if previous else ""
         self.source = ""
 
     # - per event -
@@ -204,6 +206,8 @@ class Extractor:
             self.last_ts = event.timestamp
         if event.cwd and not self.cwd:
             self.cwd = event.cwd
+        if event.branch:
+            self.branch = event.branch
         if event.sidechain:
             return  # sub-agents' own turns; their results arrive as tool results in the main line
         kind = event.kind
@@ -362,6 +366,24 @@ class Extractor:
             task = data.get("id") or data.get("task_id")
             if isinstance(task, str):
                 self.task_id = task
+
+    def _relative_texts(self, snap: Snapshot) -> None:
+        """The assistant's and sub-agents' texts name the session folder's files relative to it,
+        as the files edited are (``/Users/x/src/app/cmd/main.go`` is ``cmd/main.go``)."""
+        root = (self.cwd or "").rstrip("/")
+        if len(root) < 2:
+            return
+        prefix = root + "/"
+
+        def rel(text: str) -> str:
+            return text.replace(prefix, "") if prefix in text else text
+
+        snap.outcomes = [rel(t) for t in snap.outcomes]
+        snap.decisions = [rel(t) for t in snap.decisions]
+        snap.turn = [rel(t) for t in snap.turn]
+        snap.left_off, snap.plan = rel(snap.left_off), rel(snap.plan)
+        for result in snap.subagent_results:
+            result.text = rel(result.text)
 
     def _summary(self, name: str, data: dict[str, Any]) -> str:
         """A tool call in a line, the session folder's paths relative to it (as files edited
@@ -603,6 +625,8 @@ class Extractor:
             command_goal = f"{command_goal}: {self.command_prompt}"
         snap.goal = self.goal or self.summary_goal or command_goal
         snap.goal_history = self.goal_history
+        # the branch names the work, unless it is the default one (or a detached HEAD)
+        snap.branch = "" if self.branch in _DEFAULT_BRANCHES else clean(self.branch)[:120]
         tracked = [
             i
             for i in self.tracker.values()
@@ -640,6 +664,7 @@ class Extractor:
             turn.pop()  # the last text is where it left off
         snap.turn = [said for _, said in turn[-KEEP_TURN:]]
         snap.plan = self.plan if _norm(self.plan) != _norm(self.left_off) else ""
+        self._relative_texts(snap)
         snap.last_action = self.last_action
         snap.files_edited = self.files.values()
         snap.edited_names = [f"{path}: {', '.join(names)}" for path, names in self.names.items()]

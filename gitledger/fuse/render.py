@@ -48,7 +48,9 @@ class _Section:
 SMALL_BUDGET = 2_000
 TERSE_BUDGET = 1_000  # under it the last line counts what was left out without naming kinds
 _ALWAYS = frozenset({"task", "open"})  # sections whose every quota item is in the first pass
-_FIRST = frozenset({"task", "open", "requests"})  # sections served first in the first pass
+_FIRST = frozenset(
+    {"task", "branch", "open", "requests"}
+)  # sections served first in the first pass
 _LEADING_FILLER_RE = re.compile(r"^(and|but|also|so|ok(ay)?|well|please|then|now)[,:]?\s+", re.I)
 # What a sub-agent says before its result ("Perfect! I have all the information needed.").
 _CHATTER_RE = re.compile(
@@ -87,9 +89,26 @@ def _prose(text: str, chatter: re.Pattern[str] = _CHATTER_RE) -> str:
     return " ".join(re.sub(r"(^|\s)#{1,6}\s|\*\*", " ", text).split()) or text
 
 
+# How a sub-agent's report introduces itself, wherever it says so: a "Summary:" label, "Based
+# on my analysis of the codebase, here's …:", "Here's a detailed overview:", "I've explored …",
+# a rule "---". None of it is a finding.
+_REPORT_LABEL_RE = re.compile(
+    r"^\s*(?:comprehensive |detailed |complete |final )?(?:summary|report|overview|findings):\s*",
+    re.I,
+)
+_REPORT_META_RE = re.compile(
+    r"(?:(?<=\s)|^)(?:-{3,}|(?:based on my|after (?:reviewing|exploring|analy[sz]ing))\b"
+    r"[^.!?:]{0,200}[.!?:]|here(?:'s| is) (?:a |an |the |my )[^.!?:]{0,120}:|"
+    r"i(?:'ve| have) (?:explored|analy[sz]ed|reviewed|examined|investigated)\b[^.!?:]{0,160}"
+    r"[.!?:])(?=\s|$)",
+    re.I,
+)
+
+
 def _agent_item(result: SubagentResult) -> str:
     """A sub-agent's result first, without its opening chatter; what it was asked after it."""
     text = _prose(result.text, _AGENT_CHATTER_RE)
+    text = " ".join(_REPORT_META_RE.sub(" ", _REPORT_LABEL_RE.sub("", text)).split()) or text
     agent = clean(result.agent)
     return f"{text} (asked: {agent})" if agent else text
 
@@ -290,6 +309,15 @@ def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_
     listed = _items(snap, hints)
     sections = [
         _Section("task", "LINKED TASK:", "TASK:", [clean(t) for t in task_lines], 6, "task"),
+        _Section(
+            "branch",
+            "BRANCH:",
+            "BRANCH:",
+            [clean(snap.branch)] if snap.branch else [],
+            1,
+            "branch",
+            inline=True,
+        ),
         _Section("open", "OPEN ITEMS:", "OPEN:", items, 4, "open"),
         *_spec_sections(snap),
         *(

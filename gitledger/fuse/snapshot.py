@@ -62,6 +62,7 @@ class Snapshot:
     source: str = ""
     cwd: str = ""  # the session's folder: paths under it are shown relative to it
     goal: str = ""
+    branch: str = ""  # the git branch the session works on (not the default branch)
     goal_history: list[str] = field(default_factory=list)
     open_items: list[OpenItem] = field(default_factory=list)
     done_items: list[str] = field(

@@ -107,7 +107,7 @@ MAX_SUMMARY_BYTES = 200_000  # a compaction summary is 5-25 KB; more is not a su
 
 
 MAX_RECORD_DEPTH = 16  # a snapshot nests 3 deep; a record nested deeper is not one of ours
-_STR_FIELDS = ("session", "source", "cwd", "goal", "left_off", "plan", "last_action")
+_STR_FIELDS = ("session", "source", "cwd", "goal", "branch", "left_off", "plan", "last_action")
 _STR_LISTS = (
     "goal_history",
     "done_items",

@@ -118,6 +118,7 @@ class ClaudeCodeReader:
             "parent_uuid": record.get("parentUuid"),
             "session_id": record.get("sessionId"),
             "cwd": record.get("cwd") if isinstance(record.get("cwd"), str) else None,
+            "branch": record.get("gitBranch") if isinstance(record.get("gitBranch"), str) else None,
             "is_meta": bool(record.get("isMeta")),
         }
         if kind == "user":

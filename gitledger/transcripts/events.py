@@ -95,6 +95,7 @@ class Event:
     parent_uuid: str | None = None
     session_id: str | None = None
     cwd: str | None = None
+    branch: str | None = None  # the git branch checked out when the record was written
     model: str | None = None
     # The model response an assistant event is part of (Claude Code writes each content block of
     # one response as a record of its own, and a tool's result can come between them).

@@ -676,6 +676,32 @@ def test_a_lists_numbers_are_not_clauses_of_their_own() -> None:
     assert _named("2.") == 0 and _named("---") == 0 and _named("port 5433") == 2
 
 
+def test_where_it_left_off_keeps_the_calls_before_the_last(session: Session) -> None:
+    session.user("Did we count the right number of lines?")
+    session.call("Bash", {"command": "git log -1 --format=%H"})
+    session.call("Bash", {"command": "cat .git/entire-sessions/*.json | jq -r .base_commit"})
+    session.call("Bash", {"command": "git log -1 --format=%H"})  # the same call again
+    session.call("Bash", {"command": "git log --oneline 9b6bd9e -1"})
+    snap = session.snapshot()
+    assert snap.last_action == "Bash git log --oneline 9b6bd9e -1"
+    assert snap.actions_before == [
+        "Bash cat .git/entire-sessions/*.json | jq -r .base_commit",
+        "Bash git log -1 --format=%H",
+    ]
+    text = fuse.render(snap, 6_000)
+    assert (
+        "- last action: git log --oneline 9b6bd9e -1 (before: git log -1 --format=%H; "
+        "cat .git/entire-sessions/*.json / jq -r .base_commit)" in text.splitlines()
+    )
+
+
+@needs_corpus
+def test_corpus_calls_before_the_last(tmp_path: Path) -> None:
+    snap = _cut_corpus("spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl", tmp_path)
+    assert snap.last_action and len(snap.actions_before) == 2
+    assert snap.last_action not in snap.actions_before
+
+
 # --- rendering ----------------------------------------------------------------------------------
 
 

@@ -103,6 +103,7 @@ def _said(text: str, kept: set[str]) -> str:
     )
 
 
+KEEP_ACTIONS = 2  # the tool calls before the last one, for where it left off
 _DEFAULT_BRANCHES = frozenset({"", "main", "master", "trunk", "develop", "HEAD"})
 SHORT_REPLY = 20  # a reply this short to the assistant's question is an answer, not a request
 QUESTION_CHARS = 300
@@ -185,6 +186,7 @@ class Extractor:
         self.plan = previous.plan if previous else ""
         self.left_off = ""
         self.last_action = ""
+        self.actions: deque[str] = deque(maxlen=KEEP_ACTIONS + 1)
         self.task_id = previous.task_id if previous else None
         self.compactions = 0
         self.events = 0
@@ -310,6 +312,8 @@ class Extractor:
                 if len(said) >= MIN_OUTCOME:
                     self.turn_texts.append((self.turn_text, said[:OUTCOME_CHARS]))
         for call in event.tool_calls:
+            if self.last_action:
+                self.actions.append(self.last_action)
             self.last_action = self._summary(call.name, call.input)
             self.pending_calls[call.id] = (call.name, call.input)
             while len(self.pending_calls) > 200:
@@ -666,6 +670,7 @@ class Extractor:
         snap.plan = self.plan if _norm(self.plan) != _norm(self.left_off) else ""
         self._relative_texts(snap)
         snap.last_action = self.last_action
+        snap.actions_before = [a for a in self.actions if a != self.last_action][-KEEP_ACTIONS:]
         snap.files_edited = self.files.values()
         snap.edited_names = [f"{path}: {', '.join(names)}" for path, names in self.names.items()]
         snap.specs = list(self.specs.values())

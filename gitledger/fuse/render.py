@@ -265,7 +265,9 @@ def _left_off(snap: Snapshot) -> list[str]:
     if snap.left_off:
         left.append(_prose(snap.left_off))
     if snap.last_action:
-        left.append("last action: " + _action(snap.last_action))
+        before = "; ".join(_action(a) for a in reversed(snap.actions_before))
+        last = "last action: " + _action(snap.last_action)
+        left.append(f"{last} (before: {before})" if before else last)
     left += [condense(_prose(t, _AGENT_CHATTER_RE), TURN_BYTES) for t in reversed(snap.turn)]
     if snap.plan:
         left.append("plan: " + _prose(snap.plan))

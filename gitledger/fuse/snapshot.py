@@ -84,6 +84,7 @@ class Snapshot:
     turn: list[str] = field(default_factory=list)
     plan: str = ""  # the latest list of steps the assistant wrote (the plan it was following)
     last_action: str = ""
+    actions_before: list[str] = field(default_factory=list)  # the calls before it, newest last
     files_edited: list[str] = field(default_factory=list)
     # per file edited, newest last: "path: name, name" (the names its edits declared or added)
     edited_names: list[str] = field(default_factory=list)

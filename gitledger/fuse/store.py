@@ -117,6 +117,7 @@ _STR_LISTS = (
     "recent_requests",
     "outcomes",
     "turn",
+    "actions_before",
     "answers",
     "checks",
     "files_edited",

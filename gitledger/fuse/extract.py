@@ -94,7 +94,7 @@ _MARKED_RE = re.compile(
 _UNREAD_TOOLS = frozenset({"Grep", "Glob", "LS", "WebFetch", "WebSearch", "TodoWrite"})
 
 
-def _said(text: str, kept: set[str]) -> str:
+def _said(text: str, kept: frozenset[str] | set[str]) -> str:
     """What an assistant's text says it found or did: its sentences less those that only
     announce the next step ("Let me check the config.", "Now add the handler.") and those
     ``kept`` already (as decisions or pitfalls)."""
@@ -159,7 +159,8 @@ class Extractor:
         self.answers = _Recent(KEEP_ANSWERS, previous.answers if previous else ())
         self.turn_text = ""  # the assistant's latest text in the turn under way
         # its texts so far, each with what it says (less the steps it announces)
-        self.turn_texts: deque[tuple[str, str]] = deque(maxlen=KEEP_TURN + 1)
+        # (what is read once the turn is over, at the end: a save reads thousands of texts)
+        self.turn_texts: deque[tuple[str, str, frozenset[str]]] = deque(maxlen=3 * KEEP_TURN)
         self.checks = _Recent(KEEP_CHECKS, previous.checks if previous else ())
         # keyed, so re-reading a transcript after a save does not repeat a result
         self.subagents: OrderedDict[str, SubagentResult] = OrderedDict(
@@ -307,10 +308,8 @@ class Extractor:
                     kept.add(sentence)
             if len(event.text) >= 150 and len(_PLAN_ITEM_RE.findall(event.text)) >= 3:
                 self.plan = flat[:ITEM_CHARS]  # shown as the plan, not again as said in the turn
-            else:
-                said = _said(event.text, kept)
-                if len(said) >= MIN_OUTCOME:
-                    self.turn_texts.append((self.turn_text, said[:OUTCOME_CHARS]))
+            elif len(flat) >= MIN_OUTCOME:
+                self.turn_texts.append((self.turn_text, event.text, frozenset(kept)))
         for call in event.tool_calls:
             if self.last_action:
                 self.actions.append(self.last_action)
@@ -666,7 +665,8 @@ class Extractor:
         turn = list(self.turn_texts)
         if turn and turn[-1][0] == self.turn_text:
             turn.pop()  # the last text is where it left off
-        snap.turn = [said for _, said in turn[-KEEP_TURN:]]
+        said = [_said(text, kept)[:OUTCOME_CHARS] for _, text, kept in turn]
+        snap.turn = [t for t in said if len(t) >= MIN_OUTCOME][-KEEP_TURN:]
         snap.plan = self.plan if _norm(self.plan) != _norm(self.left_off) else ""
         self._relative_texts(snap)
         snap.last_action = self.last_action

@@ -370,24 +370,6 @@ class Extractor:
             if isinstance(task, str):
                 self.task_id = task
 
-    def _relative_texts(self, snap: Snapshot) -> None:
-        """The assistant's and sub-agents' texts name the session folder's files relative to it,
-        as the files edited are (``/Users/x/src/app/cmd/main.go`` is ``cmd/main.go``)."""
-        root = (self.cwd or "").rstrip("/")
-        if len(root) < 2:
-            return
-        prefix = root + "/"
-
-        def rel(text: str) -> str:
-            return text.replace(prefix, "") if prefix in text else text
-
-        snap.outcomes = [rel(t) for t in snap.outcomes]
-        snap.decisions = [rel(t) for t in snap.decisions]
-        snap.turn = [rel(t) for t in snap.turn]
-        snap.left_off, snap.plan = rel(snap.left_off), rel(snap.plan)
-        for result in snap.subagent_results:
-            result.text = rel(result.text)
-
     def _summary(self, name: str, data: dict[str, Any]) -> str:
         """A tool call in a line, the session folder's paths relative to it (as files edited
         are): a cut at 72 characters then keeps the command, not the folder."""
@@ -668,7 +650,6 @@ class Extractor:
         said = [_said(text, kept)[:OUTCOME_CHARS] for _, text, kept in turn]
         snap.turn = [t for t in said if len(t) >= MIN_OUTCOME][-KEEP_TURN:]
         snap.plan = self.plan if _norm(self.plan) != _norm(self.left_off) else ""
-        self._relative_texts(snap)
         snap.last_action = self.last_action
         snap.actions_before = [a for a in self.actions if a != self.last_action][-KEEP_ACTIONS:]
         snap.files_edited = self.files.values()

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from .errors import (
+    Step,
     StorageError,
 )
 from .gitstore import RefsStamp, disk_trouble
@@ -155,12 +156,13 @@ def run_current(
     connect: Callable[[], sqlite3.Connection],
     refresh: Callable[[sqlite3.Connection], object],
     reset: Callable[[], None],
-    failed: Callable[[sqlite3.DatabaseError], str],
+    failed: Callable[[sqlite3.DatabaseError], tuple[str | Step, ...]],
     file: Path | None = None,
 ) -> _T:
     """Run ``action`` on a derived cache brought current first (``refresh``); a damaged file
     is deleted (``reset``) and rebuilt once, any other failure is a ``StorageError`` (``failed``
-    words it). Both caches, the task index and memory's, run their queries through this."""
+    gives its message parts, a next step as an ``errors.Step``). Both caches, the task index and
+    memory's, run their queries through this."""
     for attempt in range(2):
         try:
             conn = connect()
@@ -177,7 +179,7 @@ def run_current(
                 head = str(first)
                 raise StorageError(head[:1].upper() + head[1:], *rest, ".") from exc
             if attempt or not is_corrupt(exc):
-                raise StorageError(failed(exc)) from exc
+                raise StorageError(*failed(exc)) from exc
             reset()
     raise AssertionError("unreachable")  # pragma: no cover
 

@@ -100,6 +100,12 @@ COMMANDS: dict[str, tuple[str, str | None, str]] = {
     "restore": ("restore {}", "restore", "sync.restore(ledger, {})"),
     "remote setup": ("remote setup {} URL", None, "sync.setup_remote(ledger, {}, URL)"),
     "where": ("where", None, "Ledger.path"),
+    "index rebuild": ("index rebuild", None, "Ledger.index().rebuild()"),
+    "export current": (
+        "task export --current-only",
+        None,
+        "transfer.export_tasks(ledger, history=False)",
+    ),
     "fuse save": (
         "fuse save --transcript PATH --session ID",
         "fuse_save",

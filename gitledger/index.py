@@ -67,6 +67,7 @@ from .derived import (
 from .errors import (
     InvalidInput,
     LedgerError,
+    Step,
     StorageError,
 )
 from .gitstore import ref_tips, refs_stamp
@@ -179,7 +180,9 @@ class Index:
             refresh=self._refresh,
             reset=self._reset,
             failed=lambda exc: (
-                f"The search index at {self.file} failed ({exc}). Run 'gitledger index rebuild'."
+                f"The search index at {self.file} failed ({exc}). Rebuild it with ",
+                Step("index rebuild"),
+                ".",
             ),
             file=None if self.in_memory else self.file,
         )

@@ -123,14 +123,15 @@ _IGNORED_KEYS = ("short_id",)
 MAX_LINE_BYTES = 16 * 1024 * 1024
 
 
-TASK_LINE_HINT = (
-    "each line must be one task (export a task without its history with 'task export "
-    "--current-only')"
+TASK_LINE_HINT: tuple[str | Step, ...] = (
+    "each line must be one task (export a task without its history with ",
+    Step("export current"),
+    ")",
 )
 
 
 def read_lines(
-    stream: IO[str], limit: int = MAX_LINE_BYTES, hint: str = TASK_LINE_HINT
+    stream: IO[str], limit: int = MAX_LINE_BYTES, hint: tuple[str | Step, ...] = TASK_LINE_HINT
 ) -> Iterator[str]:
     """The lines of ``stream``, one at a time, each at most ``limit`` bytes.
 
@@ -157,7 +158,7 @@ def read_lines(
             return
         lineno += 1
         if len(data) > limit and not line.endswith("\n"):
-            raise InvalidInput(f"line {lineno} is longer than {limit:,} bytes; {hint}.")
+            raise InvalidInput(f"line {lineno} is longer than {limit:,} bytes; ", *hint, ".")
         yield line
 
 

@@ -194,7 +194,7 @@ def test_a_next_step_is_the_command_of_each_interface(ledger: Ledger) -> None:
     assert "List tasks with Ledger.list_tasks()." in missing.value.message
     assert "List tasks with 'gitledger task list'." in missing.value.worded("cli")
     assert "List tasks with the task_list tool." in missing.value.worded("mcp")
-    from gitledger import fuse, settings, sync
+    from gitledger import fuse, settings, sync, transfer
     from gitledger.agents import install
     from gitledger.model import Task
 
@@ -222,6 +222,7 @@ def test_a_next_step_is_the_command_of_each_interface(ledger: Ledger) -> None:
             "agents.install": install,
             "sync": sync,
             "settings": settings,
+            "transfer": transfer,
         }[owner]
         assert hasattr(namespace, attribute), command
 

@@ -126,6 +126,7 @@ def test_dev_zero_and_long_lines_are_refused_quickly(ledger: Ledger, tmp_path: P
     out = run_cli("task", "import", "/dev/zero")
     assert out.returncode == 2
     assert "line 1 is longer than" in out.stderr and "Traceback" not in out.stderr
+    assert "with 'gitledger task export --current-only'" in out.stderr
     binary = tmp_path / "binary.jsonl"
     binary.write_bytes(b'{"goal": "ok"}\n\xff\xfe\n')
     out = run_cli("task", "import", str(binary))
@@ -138,8 +139,11 @@ def test_read_lines_bounds_each_line() -> None:
 
     assert list(read_lines(io.StringIO("ab\ncd"), limit=3)) == ["ab\n", "cd"]
     assert list(read_lines(io.StringIO("abc\n"), limit=3)) == ["abc\n"]
-    with pytest.raises(InvalidInput, match="line 2 is longer than 3"):
+    with pytest.raises(InvalidInput, match="line 2 is longer than 3") as long:
         list(read_lines(io.StringIO("ab\nabcd\n"), limit=3))
+    # the way out is worded for the caller: Python names the call, not the CLI flag
+    assert "with transfer.export_tasks(ledger, history=False))" in long.value.message
+    assert "--current-only" in long.value.worded("cli")
     assert MAX_LINE_BYTES >= 1 << 24
 
 

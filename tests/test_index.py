@@ -498,3 +498,23 @@ def test_many_refs_moved_under_one_lock_record_themselves_together(ledger: Ledge
         idx.wrote_many([(new, files["task.json"], commit)], stale_before.decode())
     assert idx.refresh().checked is True  # refused to trust itself; compared the tips
     assert [t.id for t in ledger.list_tasks(status="blocked")] == [tasks[3].id]
+
+
+def test_an_index_failure_names_the_rebuild_each_interface_has(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from gitledger.errors import StorageError
+
+    ledger.create("a task")
+
+    def fail(*_args: object, **_kwargs: object) -> None:
+        raise sqlite3.OperationalError("no such column: nope")  # not damage: nothing to delete
+
+    monkeypatch.setattr(Index, "_refresh", fail)
+    with pytest.raises(StorageError) as failed:
+        ledger.list_tasks()
+    assert "Rebuild it with Ledger.index().rebuild()." in failed.value.message
+    assert "Rebuild it with 'gitledger index rebuild'." in failed.value.worded("cli")
+    assert "the shell command 'gitledger index rebuild'" in failed.value.worded("mcp")

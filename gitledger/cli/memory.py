@@ -231,7 +231,7 @@ def import_cmd(ctx: click.Context, file: Any, as_json: bool) -> None:
         # One line at a time, each bounded: a fact is at most 4 KiB of text, so a line of 64 KiB
         # is already far more than one fact; nothing is held but the facts checked so far.
         for n, line in enumerate(
-            read_lines(file, MAX_MEMORY_LINE_BYTES, "each line must be one fact"), 1
+            read_lines(file, MAX_MEMORY_LINE_BYTES, ("each line must be one fact",)), 1
         ):
             if not line.strip():
                 continue

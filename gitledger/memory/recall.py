@@ -93,7 +93,7 @@ class MemoryIndex:
             refresh=self._refresh,
             reset=self.delete,
             failed=lambda exc: (
-                f"The memory index at {self.file} failed ({exc}); delete it and retry."
+                f"The memory index at {self.file} failed ({exc}); delete it and retry.",
             ),
             file=self.file,
         )

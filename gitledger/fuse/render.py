@@ -4,25 +4,21 @@ any is dropped."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import InvalidInput
 from ..text import cut
 from .condense import (
-    _clauses,
     _dense,
     _norm,
     _sentences,
     _word_salience,
     clean,
     condense,
-    defang,
-    shorten_path,
 )
+from .pack import SMALL_BUDGET, TERSE_BUDGET, Packer, Section, small
 from .snapshot import (
     DEFAULT_BUDGET,
-    ITEM_CHARS,
     MAX_BUDGET,
     MIN_BUDGET,
     SPEC_LINES,
@@ -30,27 +26,6 @@ from .snapshot import (
     SubagentResult,
 )
 
-
-@dataclass
-class _Section:
-    key: str
-    heading: str
-    short: str  # the heading at budgets under SMALL_BUDGET
-    items: list[str]
-    quota: int  # items that get a short slot before any section gets more
-    noun: str  # for the "left out" line
-    inline: bool = False  # items joined on the heading line (files; every section when small)
-    paths: bool = False  # items are file paths: shortened from the left
-    first: bool = True  # its first item gets a slot in the first, breadth-first pass
-    verbatim: bool = False  # the person's words: cut, never rewritten as a terse note
-
-
-SMALL_BUDGET = 2_000
-TERSE_BUDGET = 1_000  # under it the last line counts what was left out without naming kinds
-_ALWAYS = frozenset({"task", "open"})  # sections whose every quota item is in the first pass
-_FIRST = frozenset(
-    {"task", "branch", "open", "requests"}
-)  # sections served first in the first pass
 _LEADING_FILLER_RE = re.compile(r"^(and|but|also|so|ok(ay)?|well|please|then|now)[,:]?\s+", re.I)
 # What a sub-agent says before its result ("Perfect! I have all the information needed.").
 _CHATTER_RE = re.compile(
@@ -172,7 +147,7 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(_norm(_dense(_LABEL_RE.sub("", text))).split())
 
 
-def _dedupe(goal: str, sections: list[_Section]) -> None:
+def _dedupe(goal: str, sections: list[Section]) -> None:
     """Drop an item that says nothing an item of higher priority (or the goal) does not: the same
     words, or (four words or more) a subset of one's words (a constraint that is also a spec's
     rule, a decision repeated as a close reason)."""
@@ -192,7 +167,7 @@ def _dedupe(goal: str, sections: list[_Section]) -> None:
         section.items = kept
 
 
-def _spec_sections(snap: Snapshot) -> list[_Section]:
+def _spec_sections(snap: Snapshot) -> list[Section]:
     """One section per spec, the newest (the item in progress) first. Its criteria come before its
     rules; an older spec's rules come first, since its criteria are usually met by now while its
     rules still bind the code."""
@@ -205,7 +180,7 @@ def _spec_sections(snap: Snapshot) -> list[_Section]:
         ref = clean(spec.ref)
         name = cut(ref.split(" ")[-1], 40)  # "bd show x-1" -> "x-1"
         out.append(
-            _Section(
+            Section(
                 f"spec{age}",
                 f"SPEC ({name}):",
                 f"SPEC {name}:" if several else "SPEC:",
@@ -293,7 +268,7 @@ def _items(snap: Snapshot, hints: list[str]) -> dict[str, list[str]]:
     }
 
 
-def _relative_to(folder: str, sections: list[_Section]) -> None:
+def _relative_to(folder: str, sections: list[Section]) -> None:
     """Paths under the session's folder written relative to it, as FILES EDITED has them
     (``/Users/a/work/cli/cmd/x.go`` -> ``cmd/x.go``: a path in a report or a sub-agent's result
     is often a third of its clause); not in the person's words, which are quoted as written."""
@@ -305,13 +280,13 @@ def _relative_to(folder: str, sections: list[_Section]) -> None:
             section.items = [item.replace(folder + "/", "") for item in section.items]
 
 
-def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_Section]:
+def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[Section]:
     marks = {"in_progress": "[doing] ", "active": "[doing] ", "blocked": "[blocked] "}
     items = [marks.get(i.status, "") + clean(i.text) for i in snap.open_items]
     listed = _items(snap, hints)
     sections = [
-        _Section("task", "LINKED TASK:", "TASK:", [clean(t) for t in task_lines], 6, "task"),
-        _Section(
+        Section("task", "LINKED TASK:", "TASK:", [clean(t) for t in task_lines], 6, "task"),
+        Section(
             "branch",
             "BRANCH:",
             "BRANCH:",
@@ -320,10 +295,10 @@ def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[_
             "branch",
             inline=True,
         ),
-        _Section("open", "OPEN ITEMS:", "OPEN:", items, 4, "open"),
+        Section("open", "OPEN ITEMS:", "OPEN:", items, 4, "open"),
         *_spec_sections(snap),
         *(
-            _Section(key, heading, short, listed[key], quota, noun, **options)
+            Section(key, heading, short, listed[key], quota, noun, **options)
             for key, heading, short, quota, noun, options in _LISTED
         ),
     ]
@@ -337,7 +312,7 @@ def _names(text: str) -> set[str]:
     return {w.strip(".,;:!?()[]{}\"'…`").lower() for w in text.split() if _word_salience(w) >= 2}
 
 
-def _rank(snap: Snapshot, sections: list[_Section]) -> None:
+def _rank(snap: Snapshot, sections: list[Section]) -> None:
     """Within constraints, decisions and pitfalls, the items that name something the work in hand
     names (an open item, the newest request, where it left off, a file edited) come first; the
     newest first among equals."""
@@ -403,7 +378,7 @@ def _covered(item: str, low: str, words: frozenset[str]) -> bool:
     return share >= (0.6 if names else 0.85)
 
 
-def _drop_known(sections: list[_Section], known: str) -> tuple[int, int]:
+def _drop_known(sections: list[Section], known: str) -> tuple[int, int]:
     """Keep only what the agent's own summary does not already say (the complement); returns
     (the items judged, those the summary says)."""
     low = known.lower()
@@ -461,10 +436,14 @@ def steer(snap: Snapshot, budget: int = STEER_BUDGET) -> str:
         plan=snap.plan,
         specs=[s for s in snap.specs if s.ref == "approved plan"],
     )
-    packer = _Packer(quoted, budget - 1, "", [], [], header=_STEER_HEADER)
-    packer.fence = "quoted-from-conversation"
-    packer.frame_bytes += len(packer.fence) - len("fuse-data")
-    return packer.pack()
+    return Packer(
+        _sections(quoted, [], []),
+        budget - 1,
+        header=_STEER_HEADER,
+        goal=_goal(quoted),
+        more=_more(quoted),
+        fence="quoted-from-conversation",
+    ).pack()
 
 
 def render(
@@ -483,9 +462,30 @@ def render(
     lost the session (``lost_summary``)."""
     if budget is not None:
         check_budget(budget)
-    return _Packer(
-        snap, None if budget is None else budget - 1, trigger, task_lines, hints or [], known=known
+    sections = _sections(
+        snap, task_lines if task_lines is not None else snap.task_state, hints or []
+    )
+    judged, said = _drop_known(sections, known) if known else (0, 0)
+    lost = lost_summary(judged, said)
+    if budget is None:
+        budget = MAX_BUDGET if lost else DEFAULT_BUDGET
+    header = _header(
+        snap, small(budget - 1), trigger, bool(known), (said, judged) if lost else None
+    )
+    return Packer(  # the packer keeps a byte for the newline a caller prints
+        sections, budget - 1, header=header, goal=_goal(snap), more=_more(snap)
     ).pack()
+
+
+def _goal(snap: Snapshot) -> str:
+    return clean(snap.goal) or "(no request recorded yet)"
+
+
+def _more(snap: Snapshot) -> str:
+    """The last line's pointer to the whole snapshot."""
+    return (
+        f"More: gitledger fuse restore --session {clean(snap.session)[:40]} --budget {MAX_BUDGET}."
+    )
 
 
 def summary_coverage(snap: Snapshot, known: str) -> tuple[int, int]:
@@ -497,223 +497,6 @@ def default_budget(snap: Snapshot, known: str) -> int:
     """The budget ``render`` takes for None: MAX_BUDGET beside a summary that lost the session,
     else DEFAULT_BUDGET."""
     return MAX_BUDGET if lost_summary(*summary_coverage(snap, known)) else DEFAULT_BUDGET
-
-
-class _Packer:
-    """Grants each item a byte length: short slots first (breadth first, by priority), then
-    growth in even steps, so items are shortened before any is dropped. Under SMALL_BUDGET a
-    section is one line (its heading, then its items joined by " | ")."""
-
-    STEP = 24
-    JOIN = " | "
-
-    def __init__(
-        self,
-        snap: Snapshot,
-        budget: int | None,  # None: the default for this restore (see ``render``)
-        trigger: str,
-        task_lines: list[str] | None,
-        hints: list[str],
-        *,
-        known: str = "",
-        header: list[str] | None = None,
-    ) -> None:
-        self.snap = snap
-        self.sections = _sections(
-            snap, task_lines if task_lines is not None else snap.task_state, hints
-        )
-        judged, said = _drop_known(self.sections, known) if known else (0, 0)
-        lost = lost_summary(judged, said)
-        if budget is None:  # the caller keeps a byte for the newline
-            budget = (MAX_BUDGET if lost else DEFAULT_BUDGET) - 1
-        self.budget = budget
-        self.small = budget + 1 < SMALL_BUDGET
-        if self.small:
-            for section in self.sections:
-                section.inline = True
-                section.verbatim = False  # a small budget holds more as terse notes
-        self.header = header or _header(
-            snap, self.small, trigger, bool(known), (said, judged) if lost else None
-        )
-        self.fence = "fuse-data"
-        self.goal = clean(snap.goal) or "(no request recorded yet)"
-        self.lengths = [[0] * len(s.items) for s in self.sections]
-        self.goal_full = len(self.goal.encode()) + 6
-        self.goal_limit = min(self.goal_full, max(80, budget // 6))
-        self.min_item = max(40, min(100, budget // 25))
-        self.max_short = max(self.min_item, budget // 12) if self.small else self.min_item * 2
-        self.more = (
-            f"More: gitledger fuse restore --session {clean(snap.session)[:40]} "
-            f"--budget {MAX_BUDGET}."
-        )
-        self._short: dict[tuple[int, int, int], str] = {}
-        self._section_cache: dict[int, int] = {}
-        self.terse = budget + 1 < TERSE_BUDGET  # "Left out: N items." rather than by kind
-        frame = [*self.header, "~~~ fuse-data", "~~~"]
-        self.frame_bytes = sum(len(x.encode()) + 1 for x in frame)
-
-    def short_slot(self, si: int, ii: int) -> int:
-        """The first slot of an item: its first clause as a note, at least ``min_item`` bytes and
-        at most twice that; the whole item when it is shorter."""
-        item = self.sections[si].items[ii]
-        full = len(item.encode())
-        if full <= self.min_item and self.sections[si].key == "requests":
-            return full  # a short request is quoted in the user's words
-        if self.sections[si].paths:  # at first the file's name, under a small budget
-            name = len(item.rsplit("/", 1)[-1].encode()) + 4
-            return min(full, max(name, 20) if self.small else self.min_item)
-        dense = " ".join(item.split()) if self.sections[si].verbatim else _dense(item)
-        parts = _clauses(dense)
-        if not parts:
-            return full
-        first = len(parts[0][0].encode()) + 3
-        if parts[0][0].endswith(":") and len(parts) > 1:
-            # "X failed:" says nothing without what follows: the slot reaches into it, or the
-            # item waits for a later pass
-            first += len(parts[1][0].encode()) + 1
-            return min(
-                full, len(dense.encode()), max(self.min_item, min(first, 2 * self.max_short))
-            )
-        return min(full, len(dense.encode()), max(self.min_item, min(first, self.max_short)))
-
-    def shown(self, si: int, ii: int) -> str:
-        n = self.lengths[si][ii]
-        key = (si, ii, n)
-        if key not in self._short:
-            section = self.sections[si]
-            text = section.items[ii]
-            if section.paths:
-                shown = shorten_path(text, n)
-            else:
-                shown = condense(text, n, terse=not section.verbatim)
-            self._short[key] = defang(shown)
-        return self._short[key]
-
-    def heading(self, section: _Section) -> str:
-        return section.short if self.small else section.heading
-
-    def joiner(self, section: _Section) -> str:
-        return ", " if section.paths else self.JOIN
-
-    def goal_line(self) -> str:
-        key = (-1, -1, self.goal_limit)
-        if key not in self._short:
-            self._short[key] = "GOAL: " + defang(condense(self.goal, max(self.goal_limit - 6, 8)))
-        return self._short[key]
-
-    def footer(self) -> str:
-        left: dict[str, int] = {}
-        shortened = 0
-        for section, granted in zip(self.sections, self.lengths, strict=True):
-            dropped = sum(1 for n in granted if n == 0)
-            if dropped:
-                noun = section.short.split(" ")[0].rstrip(":") if self.small else section.noun
-                left[noun] = left.get(noun, 0) + dropped
-            shortened += sum(
-                1
-                for item, n in zip(section.items, granted, strict=True)
-                if 0 < n < len(item.encode())
-            )
-        if self.terse and left:
-            total = sum(left.values())
-            return f"Left out: {total} item{'' if total == 1 else 's'}."
-        listed = ", ".join(f"{n} {noun}" for noun, n in left.items())
-        if self.small:  # the short headings name the kinds: "Left out: RULES 1, DECIDED 2."
-            listed = ", ".join(f"{noun} {n}" for noun, n in left.items())
-        parts = [f"Left out: {listed}." if left else "Nothing left out."]
-        if shortened and not self.small:
-            parts.append(f"{shortened} item{'' if shortened == 1 else 's'} shortened.")
-        if (left or shortened) and not self.small:
-            parts.append(self.more)
-        return " ".join(parts)
-
-    def section_bytes(self, si: int) -> int:
-        cached = self._section_cache.get(si)
-        if cached is None:
-            cached = self._section_cache[si] = self._section_bytes(si)
-        return cached
-
-    def _section_bytes(self, si: int) -> int:
-        section = self.sections[si]
-        shown = [self.shown(si, ii) for ii, n in enumerate(self.lengths[si]) if n]
-        if not shown:
-            return 0
-        heading = len(self.heading(section).encode())
-        if section.inline:
-            return heading + 1 + len(self.joiner(section).join(shown).encode()) + 1
-        return heading + 1 + sum(len(x.encode()) + 3 for x in shown)
-
-    def size(self) -> int:
-        body = sum(self.section_bytes(si) for si in range(len(self.sections)))
-        goal = len(self.goal_line().encode()) + 1
-        return self.frame_bytes + goal + body + len(self.footer().encode())
-
-    def try_set(self, si: int, ii: int, n: int) -> bool:
-        old = self.lengths[si][ii]
-        self.lengths[si][ii] = n
-        self._section_cache.pop(si, None)
-        if self.size() <= self.budget:
-            return True
-        self.lengths[si][ii] = old
-        self._section_cache.pop(si, None)
-        return False
-
-    def grow_goal(self, target: int) -> None:
-        target = min(target, self.goal_full)
-        while self.goal_limit < target:
-            before = self.goal_limit
-            self.goal_limit = min(target, self.goal_limit + self.STEP)
-            if self.size() > self.budget:
-                self.goal_limit = before
-                return
-
-    def pack(self) -> str:
-        # The goal is required: shrink it (never below 60 bytes) until the bare frame fits; at the
-        # smallest budgets the last line then only counts what was left out.
-        while self.size() > self.budget and self.goal_limit > 60:
-            self.goal_limit -= 20
-        if self.size() > self.budget:
-            self.terse = True
-        sections = self.sections
-        # The first pass: the linked task and the open items whole, the newest request (it may
-        # change the goal), then the first item of every other section by priority.
-        first = sorted(range(len(sections)), key=lambda si: sections[si].key not in _FIRST)
-        for depth in (1, None, 10_000):
-            for si in first if depth == 1 else range(len(sections)):
-                section = sections[si]
-                if depth == 1 and not section.first:
-                    continue
-                limit = section.quota if depth is None else depth
-                if depth == 1 and section.key in _ALWAYS:
-                    limit = section.quota  # the linked task and the open items come first, whole
-                for ii, _ in enumerate(section.items[:limit]):
-                    if self.lengths[si][ii] == 0:
-                        self.try_set(si, ii, self.short_slot(si, ii))
-        # Grow the goal to a fifth of the budget, then every shown item in even steps, then the
-        # goal again, until nothing more fits.
-        self.grow_goal(max(self.goal_limit, self.budget // 5))
-        growing = True
-        while growing:
-            growing = False
-            for si, section in enumerate(sections):
-                for ii, item in enumerate(section.items):
-                    n = self.lengths[si][ii]
-                    full = min(len(item.encode()), ITEM_CHARS)
-                    if 0 < n < full and self.try_set(si, ii, min(full, n + self.STEP)):
-                        growing = True
-        self.grow_goal(self.goal_full)
-        lines = [*self.header, f"~~~ {self.fence}", self.goal_line()]
-        for si, section in enumerate(sections):
-            shown = [self.shown(si, ii) for ii, n in enumerate(self.lengths[si]) if n]
-            if not shown:
-                continue
-            if section.inline:
-                lines.append(self.heading(section) + " " + self.joiner(section).join(shown))
-            else:
-                lines.append(self.heading(section))
-                lines.extend("- " + x for x in shown)
-        lines += ["~~~", self.footer()]
-        return "\n".join(lines)
 
 
 def check_budget(budget: int) -> None:

@@ -227,3 +227,17 @@ def test_lazy_exports_equal_the_type_checking_names(package: str) -> None:
         assert getattr(module, name) is not None
     with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'nothing'"):
         module.nothing  # noqa: B018
+
+
+@pytest.mark.parametrize("package", ["gitledger", "gitledger.judge", "gitledger.gitstore"])
+def test_lazy_exports_come_from_their_modules_public_names(package: str) -> None:
+    """A package's lazy table picks from the ``__all__`` of the module each name comes from: the
+    table has to name them without importing the module (pygit2, dataclasses), and a name the
+    package offers is one its module offers too."""
+    exports: dict[str, str] = importlib.import_module(package)._EXPORTS
+    outside = sorted(
+        f"{module}.{name}"
+        for name, module in exports.items()
+        if name not in importlib.import_module(module).__all__
+    )
+    assert outside == []

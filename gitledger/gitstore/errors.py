@@ -183,6 +183,7 @@ __all__ = [
     "Kind",
     "MOVED_WORDS",
     "RefMoved",
+    "disk_trouble",
     "kind_of",
     "map_git_errors",
     "map_remote_errors",

@@ -221,6 +221,13 @@ _LABEL_LEADS = frozenset(
 )
 
 
+def relative_paths(text: str, folder: str) -> str:
+    """``text`` with the paths under ``folder`` written relative to it (``/home/a/cli/cmd/x.go``
+    -> ``cmd/x.go``); a folder of one character (``/``) changes nothing."""
+    root = folder.rstrip("/")
+    return text.replace(root + "/", "") if len(root) > 1 else text
+
+
 def _sentences(text: str) -> Iterator[str]:
     for part in _SENTENCE_RE.split(text):
         part = part.strip(" \t-*#>")
@@ -239,6 +246,7 @@ __all__ = [
     "clean",
     "condense",
     "defang",
+    "relative_paths",
     "shorten",
     "shorten_path",
 ]

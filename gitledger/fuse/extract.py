@@ -11,7 +11,7 @@ from typing import Any
 
 from ..text import cut
 from ..transcripts import Event, ReadStats, read_events
-from .condense import _TAG_RE, _norm, _sentences, clean
+from .condense import _TAG_RE, _norm, _sentences, clean, relative_paths
 from .rules import (
     _ANSWER_PAIR_RE,
     _ANSWERS_RE,
@@ -373,9 +373,7 @@ class Extractor:
     def _summary(self, name: str, data: dict[str, Any]) -> str:
         """A tool call in a line, the session folder's paths relative to it (as files edited
         are): a cut at 72 characters then keeps the command, not the folder."""
-        text = _call_summary(name, data)
-        root = (self.cwd or "").rstrip("/")
-        return text.replace(root + "/", "") if len(root) > 1 else text
+        return relative_paths(_call_summary(name, data), self.cwd or "")
 
     def _names(self, path: str, names: list[str]) -> None:
         """The names a file's edits brought in, newest last, the file moved to the end."""

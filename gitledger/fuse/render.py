@@ -15,6 +15,7 @@ from .condense import (
     _word_salience,
     clean,
     condense,
+    relative_paths,
 )
 from .pack import SMALL_BUDGET, TERSE_BUDGET, Packer, Section, small
 from .snapshot import (
@@ -272,12 +273,10 @@ def _relative_to(folder: str, sections: list[Section]) -> None:
     """Paths under the session's folder written relative to it, as FILES EDITED has them
     (``/Users/a/work/cli/cmd/x.go`` -> ``cmd/x.go``: a path in a report or a sub-agent's result
     is often a third of its clause); not in the person's words, which are quoted as written."""
-    folder = clean(folder).rstrip("/")
-    if len(folder) < 2:
-        return
+    folder = clean(folder)
     for section in sections:
         if not section.verbatim:
-            section.items = [item.replace(folder + "/", "") for item in section.items]
+            section.items = [relative_paths(item, folder) for item in section.items]
 
 
 def _sections(snap: Snapshot, task_lines: list[str], hints: list[str]) -> list[Section]:
@@ -407,6 +406,12 @@ def lost_summary(judged: int, said: int) -> bool:
     return judged >= LOST_MIN_ITEMS and said < judged * LOST_SHARE
 
 
+def budget_beside(judged: int, said: int) -> int:
+    """The restore's default budget beside a summary that says ``said`` of ``judged`` items:
+    MAX_BUDGET when it lost the session, else DEFAULT_BUDGET (none recorded: 0 of 0)."""
+    return MAX_BUDGET if lost_summary(judged, said) else DEFAULT_BUDGET
+
+
 STEER_BUDGET = 1_500
 _STEER_HEADER = [
     "[gitledger fuse] Points this conversation holds that the summary must keep (names, numbers "
@@ -468,7 +473,7 @@ def render(
     judged, said = _drop_known(sections, known) if known else (0, 0)
     lost = lost_summary(judged, said)
     if budget is None:
-        budget = MAX_BUDGET if lost else DEFAULT_BUDGET
+        budget = budget_beside(judged, said)
     header = _header(
         snap, small(budget - 1), trigger, bool(known), (said, judged) if lost else None
     )
@@ -496,7 +501,7 @@ def summary_coverage(snap: Snapshot, known: str) -> tuple[int, int]:
 def default_budget(snap: Snapshot, known: str) -> int:
     """The budget ``render`` takes for None: MAX_BUDGET beside a summary that lost the session,
     else DEFAULT_BUDGET."""
-    return MAX_BUDGET if lost_summary(*summary_coverage(snap, known)) else DEFAULT_BUDGET
+    return budget_beside(*summary_coverage(snap, known))
 
 
 def check_budget(budget: int) -> None:
@@ -513,6 +518,7 @@ __all__ = [
     "SMALL_BUDGET",
     "STEER_BUDGET",
     "TERSE_BUDGET",
+    "budget_beside",
     "check_budget",
     "default_budget",
     "lost_summary",

@@ -16,8 +16,8 @@ from ..redact import redact, redact_value
 from ..text import cut
 from .condense import _norm, clean
 from .extract import snapshot_file
-from .render import check_budget, lost_summary, render, summary_coverage
-from .snapshot import DEFAULT_BUDGET, FORMAT_VERSION, FUSE_REF_PREFIX, MAX_BUDGET, Snapshot
+from .render import budget_beside, check_budget, lost_summary, render, summary_coverage
+from .snapshot import DEFAULT_BUDGET, FORMAT_VERSION, FUSE_REF_PREFIX, Snapshot
 
 if TYPE_CHECKING:
     from ..ledger import Ledger, VerifyReport
@@ -619,7 +619,7 @@ def record_summary(
         files = {k: v for k, v in ledger.store.read_files(tip, _FILES).items() if v is not None}
         judged, said = summary_coverage(saved.snapshot, summary)
         lost = lost_summary(judged, said)
-        budget = MAX_BUDGET if lost else DEFAULT_BUDGET  # the restore's default beside it
+        budget = budget_beside(judged, said)  # the restore's default beside it
         text = render(saved.snapshot, budget, trigger=saved.trigger, known=summary)
         files["summary.md"] = summary.encode()
         files["restore.md"] = text.encode()

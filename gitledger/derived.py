@@ -7,9 +7,9 @@ this process's memory. It is kept current without a daemon by a fingerprint of t
 directories (``gitstore.refs_stamp``): ``stamp_current`` says whether the stored one still holds
 and was not taken in the racy window (``racy``: two changes in one tick of the file system's
 clock leave one mtime), ``save_stamp`` stores it, ``refs_changed`` says which refs to read again
-after it moved, ``refresh_stale`` is the refresh around them, and ``run_current`` runs a query on a cache brought current first, rebuilding a
-damaged one once and wording a full disk or a read-only ledger. ``write_transaction`` is
-``BEGIN IMMEDIATE`` ... ``COMMIT``.
+after it moved, ``refresh_stale`` is the refresh around them, and ``run_current`` runs a query
+on a cache brought current first, rebuilding a damaged one once and wording a full disk or a
+read-only ledger. ``write_transaction`` is ``BEGIN IMMEDIATE`` ... ``COMMIT``.
 """
 
 from __future__ import annotations

@@ -110,6 +110,19 @@ def test_what_does_not_read_as_kept_programs_is_compiled_anew(tmp_path: Path) ->
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_save_that_cannot_be_written_leaves_nothing_behind(tmp_path: Path) -> None:
+    patterns.keep_in(tmp_path)
+    try:
+        patterns.compile_pattern(r"\bsaved? (?:once|twice)\b")
+        (tmp_path / patterns._file_name()).mkdir()  # the kept file's name taken: replace fails
+        patterns.save()
+        kept = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("patterns."))
+        assert kept == [patterns._file_name()]
+        assert patterns._made  # not counted as kept: a later save tries again
+    finally:
+        patterns.keep_in(None)
+
+
 def test_the_step_command_keeps_the_programs_in_the_ledger(ledger: object, tmp_path: Path) -> None:
     step = ("judge", "step", "--transcript", str(FIXTURES / "boundary.jsonl"), "--floor", "0")
     first = run_cli(*step, "--json")

@@ -80,13 +80,17 @@ def save() -> None:
         programs = dict(list(programs.items())[-_CAP:])
     body = marshal.dumps({"version": sys.version, "programs": programs})
     folder = _folder[0]
-    with contextlib.suppress(OSError, ValueError):
+    temporary = folder / f"{_file_name()}.{os.getpid()}.tmp"
+    try:
         folder.mkdir(exist_ok=True)
-        temporary = folder / f"{_file_name()}.{os.getpid()}.tmp"
         temporary.write_bytes(zlib.crc32(body).to_bytes(4, "big") + body)
         os.replace(temporary, folder / _file_name())
-        _kept.update(_made)
-        _made.clear()
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError):
+            temporary.unlink()  # a half-written file is not left beside the kept one
+        return
+    _kept.update(_made)
+    _made.clear()
 
 
 def forget(folder: Path | None) -> None:

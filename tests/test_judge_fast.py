@@ -164,10 +164,16 @@ NOT_ON_THE_STEP = (
 
 
 def loaded(*args: str, stdin: str, cwd: Path) -> tuple[set[str], str]:
-    """The modules a ``gitledger judge step`` process has loaded when it ends, and its output."""
+    """The modules a ``gitledger judge step`` process loaded when it ends, and its output.
+    What the interpreter had loaded before gitledger's first import is left out: a ``.pth`` file
+    of the Python it runs on (an editable install's finder, a site's own start-up code) may load
+    ``typing`` at start-up, which no hook of ours can avoid."""
     probe = (
-        "import atexit, json, sys\n"
-        "atexit.register(lambda: sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules))))\n"
+        "import sys\n"
+        "before = set(sys.modules)\n"
+        "import atexit, json\n"
+        "atexit.register(lambda: sys.stderr.write("
+        "'\\nMODULES ' + json.dumps(sorted(set(sys.modules) - before))))\n"
         "sys.argv = ['gitledger', *sys.argv[1:]]\n"
         "from gitledger.cli import main\n"
         "main()\n"

@@ -12,58 +12,24 @@ The public API is what ``__all__`` lists. Names are imported on first use (PEP 5
 
 from __future__ import annotations
 
-from . import errors as _errors  # no dependencies: cheap to import eagerly
 from .lazy import lazy_exports
 
 __version__ = "0.1.0"
 
-_EXPORTS: dict[str, str] = {
-    # core
-    "Ledger": "gitledger.ledger",
-    "Version": "gitledger.ledger",
-    "Change": "gitledger.changes",
-    "VerifyReport": "gitledger.ledger",
-    "Task": "gitledger.model",
-    "Entry": "gitledger.model",
-    "Evidence": "gitledger.model",
-    "STATUSES": "gitledger.model",
-    "criteria_hash": "gitledger.model",
-}
-
-# Every error class is public: callers catch them by name.
-_EXPORTS.update({name: "gitledger.errors" for name in _errors.__all__})
-
-__all__ = sorted([*_EXPORTS, "__version__"])
-
-
-__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
-
+# Every error class is public (callers catch them by name), and so is the core below. Each name
+# is imported on first use; this block is the one list of them, for type checkers and for
+# ``lazy_exports`` alike (gitledger/lazy.py).
 TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
-if TYPE_CHECKING:  # for type checkers: the names above, statically
-    from .changes import Change  # noqa: F401
-    from .errors import (  # noqa: F401
-        AmbiguousId,
-        BudgetTooSmall,
-        ClaimConflict,
-        Conflict,
-        CorruptRecord,
-        FactNotFound,
-        Fix,
-        GateRefused,
-        IdempotencyConflict,
-        InvalidInput,
-        LedgerError,
-        MissingTool,
-        NoLedger,
-        NotFound,
-        RemoteError,
-        RemoteMoved,
-        Step,
-        StorageError,
-        TaskNotFound,
-        UnsafeLedger,
-        VersionConflict,
-        VersionNotFound,
-    )
-    from .ledger import Ledger, VerifyReport, Version  # noqa: F401
-    from .model import STATUSES, Entry, Evidence, Task, criteria_hash  # noqa: F401
+if TYPE_CHECKING:
+    from .changes import Change as Change
+    from .errors import *  # noqa: F403
+    from .ledger import Ledger as Ledger
+    from .ledger import VerifyReport as VerifyReport
+    from .ledger import Version as Version
+    from .model import STATUSES as STATUSES
+    from .model import Entry as Entry
+    from .model import Evidence as Evidence
+    from .model import Task as Task
+    from .model import criteria_hash as criteria_hash
+
+__getattr__, __dir__ = lazy_exports(globals(), also=["__version__"])

@@ -1,40 +1,104 @@
 """Names a package exports on first use (PEP 562), so importing the package stays cheap.
 
-``gitledger`` and ``gitledger.judge`` each map a public name to the module that defines it; a
-hook or a CLI command then pays only for the modules it touches. The package keeps the same
-names under ``if TYPE_CHECKING:`` for type checkers; ``tests/test_layers.py`` checks both lists
-agree. ``import_spec`` finds a ``"module:attr"`` name the same way for the CLI's command groups
-and the MCP server's optional services.
+A lazy package lists what it exports once, in its ``if TYPE_CHECKING:`` block, in the forms type
+checkers read as re-exports: ``from .module import Name as Name`` for a name picked from a module,
+``from .module import *`` for the whole of a module's ``__all__``. ``lazy_exports`` reads that
+same block from the package's source (lazy_loader's stub files do this for scientific Python),
+so the names a type checker sees and the names the package hands out at run time cannot drift,
+and a hook or a CLI command still pays only for the modules it touches: nothing is read until a
+name is first asked for, and a ``*`` module's ``__all__`` is read from its source, not imported.
+``import_spec`` finds a ``"module:attr"`` name the same way for the CLI's command groups and the
+MCP server's optional services.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
 if TYPE_CHECKING:
     from typing import Any
 
+# The block: ``if TYPE_CHECKING:`` at the left margin and the indented lines under it.
+_BLOCK = re.compile(r"^if TYPE_CHECKING:[^\n]*\n((?:[ \t]+[^\n]*\n|[ \t]*\n)*)", re.MULTILINE)
+_IMPORT = re.compile(r"from\s+(\.+)([\w.]*)\s+import\s+(\*|\(([^)]*)\)|[^\n]+)")
+_COMMENT = re.compile(r"#[^\n]*")
+_ALL = re.compile(r"^__all__\s*=\s*\[([^\]]*)\]", re.MULTILINE)
+_QUOTED = re.compile(r"[\"'](\w+)[\"']")
+
+
+def exports_of(source: str, package: str, folder: Path) -> dict[str, tuple[str, str]]:
+    """Exported name -> (module, the name there), read from the ``if TYPE_CHECKING:`` block of a
+    package's source. ``package`` is the package's name and ``folder`` its directory, to resolve
+    relative imports; a ``*`` import stands for its module's ``__all__``."""
+    table: dict[str, tuple[str, str]] = {}
+    for block in _BLOCK.findall(source):
+        for dots, rest, what, inside in _IMPORT.findall(_COMMENT.sub("", block)):
+            parts = package.split(".")
+            module = ".".join([*parts[: len(parts) - len(dots) + 1], *([rest] if rest else [])])
+            if what == "*":
+                base = folder.joinpath(*[".."] * (len(dots) - 1), *rest.split("."))
+                for name in module_all(module, base):
+                    table[name] = (module, name)
+                continue
+            for item in (inside or what).split(","):
+                words = item.split()
+                if words:  # "Name" or "Name as Alias"
+                    table[words[-1]] = (module, words[0])
+    return table
+
+
+def module_all(module: str, base: Path) -> list[str]:
+    """A module's ``__all__``, read from its source (``base`` is its path without ``.py``) when it
+    is a literal list there, else from the imported module."""
+    for file in (base.with_suffix(".py"), base / "__init__.py"):
+        try:
+            found = _ALL.search(file.read_text(encoding="utf-8"))
+        except OSError:
+            continue
+        if found:
+            return _QUOTED.findall(found.group(1))
+    return list(importlib.import_module(module).__all__)
+
 
 def lazy_exports(
-    namespace: dict[str, Any], exports: Mapping[str, str]
+    namespace: dict[str, Any], also: Iterable[str] = ()
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The ``__getattr__`` and ``__dir__`` of the package whose ``globals()`` is ``namespace``:
-    a name in ``exports`` is imported from its module when first asked for and kept in the
-    package's namespace, so the next look-up costs nothing. ``__dir__`` lists ``__all__``."""
+    """The ``__getattr__`` and ``__dir__`` of the package whose ``globals()`` is ``namespace``.
+    A name its ``if TYPE_CHECKING:`` block imports is imported from its module when first asked
+    for and kept in the package's namespace, so the next look-up costs nothing; the name of one
+    of the package's modules is left to the import system. Without an
+    ``__all__`` of its own, the package's ``__all__`` is those names and ``also`` (names the
+    package defines itself); ``__dir__`` lists ``__all__``."""
     package = namespace["__name__"]
+    file = Path(namespace["__file__"])
+    table: dict[str, tuple[str, str]] = {}
+
+    def exports() -> dict[str, tuple[str, str]]:
+        if not table:
+            table.update(exports_of(file.read_text(encoding="utf-8"), package, file.parent))
+        return table
 
     def __getattr__(name: str) -> Any:
-        module = exports.get(name)
-        if module is None:
+        if name == "__all__":
+            value: Any = sorted({*exports(), *also})
+        elif (file.parent / f"{name}.py").is_file() or (file.parent / name).is_dir():
+            # ``from package import module`` asks here first; the import system then loads the
+            # module (no export shares a module's name), and the hook path reads no source.
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
+        else:
+            found = exports().get(name)
+            if found is None:
+                raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            value = getattr(importlib.import_module(found[0]), found[1])
         namespace[name] = value
         return value
 
     def __dir__() -> list[str]:
-        return list(namespace.get("__all__", sorted(exports)))
+        return list(namespace["__all__"] if "__all__" in namespace else __getattr__("__all__"))
 
     return __getattr__, __dir__
 
@@ -53,4 +117,4 @@ def import_spec(spec: str) -> object | None:
     return getattr(module, attr, None)
 
 
-__all__ = ["import_spec", "lazy_exports"]
+__all__ = ["exports_of", "import_spec", "lazy_exports", "module_all"]

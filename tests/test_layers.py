@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import ast
 import importlib
+import importlib.util
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import gitledger
+from gitledger import lazy
 
 PACKAGE = Path(gitledger.__file__).resolve().parent
 
@@ -198,46 +203,138 @@ def test_each_module_says_what_it_exports(name: str) -> None:
     assert len(set(exported)) == len(exported)
 
 
-def _type_checking_names(init: Path) -> set[str]:
-    tree = ast.parse(init.read_text(encoding="utf-8"))
-    names: set[str] = set()
-    for node in tree.body:
+LAZY_PACKAGES = [
+    "gitledger",
+    "gitledger.judge",
+    "gitledger.cli",
+    "gitledger.fuse",
+    "gitledger.gitstore",
+]
+
+
+def _type_checking_exports(package: str) -> dict[str, tuple[str, str]]:
+    """The oracle for ``lazy.exports_of``: the package's ``if TYPE_CHECKING:`` imports read with
+    ``ast``, a ``*`` import expanded from the imported module's ``__all__``."""
+    init = Path(importlib.import_module(package).__file__ or "")
+    table: dict[str, tuple[str, str]] = {}
+    for node in ast.parse(init.read_text(encoding="utf-8")).body:
         if isinstance(node, ast.If) and _type_checking(node):
             for statement in ast.walk(node):
                 if isinstance(statement, ast.ImportFrom):
-                    names.update(alias.asname or alias.name for alias in statement.names)
-    return names
+                    module = importlib.util.resolve_name(
+                        "." * statement.level + (statement.module or ""), package
+                    )
+                    for alias in statement.names:
+                        if alias.name == "*":
+                            names = importlib.import_module(module).__all__
+                            table.update({name: (module, name) for name in names})
+                        else:
+                            table[alias.asname or alias.name] = (module, alias.name)
+    return table
 
 
-@pytest.mark.parametrize(
-    "package",
-    ["gitledger", "gitledger.judge", "gitledger.cli", "gitledger.fuse", "gitledger.gitstore"],
-)
-def test_lazy_exports_equal_the_type_checking_names(package: str) -> None:
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_lazy_exports_are_the_type_checking_names(package: str) -> None:
+    """What a type checker sees and what the package hands out are one list: the names, the
+    modules they come from and the objects they are."""
     module = importlib.import_module(package)
     init = Path(module.__file__ or "")
-    typed = _type_checking_names(init)
+    oracle = _type_checking_exports(package)
+    assert oracle
+    assert lazy.exports_of(init.read_text(encoding="utf-8"), package, init.parent) == oracle
     if package == "gitledger.fuse":  # most of its names are imported eagerly, a few lazily
-        assert typed and typed <= set(module.__all__)
+        assert set(oracle) <= set(module.__all__)
     else:
-        eager = {"__version__", "main"}  # defined in the package itself, not exported lazily
-        assert typed == set(module.__all__) - eager
+        own = {"__version__", "main"}  # defined in the package itself
+        assert set(module.__all__) - own == set(oracle)
     assert dir(module) == sorted(module.__all__)
-    for name in module.__all__:
-        assert getattr(module, name) is not None
+    for name, (source, attr) in oracle.items():
+        assert getattr(module, name) is getattr(importlib.import_module(source), attr)
+    folder = init.parent
+    assert not [n for n in oracle if (folder / f"{n}.py").is_file() or (folder / n).is_dir()]
     with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'nothing'"):
         module.nothing  # noqa: B018
 
 
-@pytest.mark.parametrize("package", ["gitledger", "gitledger.judge", "gitledger.gitstore"])
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
 def test_lazy_exports_come_from_their_modules_public_names(package: str) -> None:
-    """A package's lazy table picks from the ``__all__`` of the module each name comes from: the
-    table has to name them without importing the module (pygit2, dataclasses), and a name the
-    package offers is one its module offers too."""
-    exports: dict[str, str] = importlib.import_module(package)._EXPORTS
+    """A package re-exports what its modules offer: each name is in the ``__all__`` of the
+    module it comes from."""
     outside = sorted(
-        f"{module}.{name}"
-        for name, module in exports.items()
-        if name not in importlib.import_module(module).__all__
+        f"{module}.{attr}"
+        for module, attr in _type_checking_exports(package).values()
+        if attr not in importlib.import_module(module).__all__
     )
     assert outside == []
+
+
+def test_a_star_exports_module_all_is_read_from_its_source(tmp_path: Path) -> None:
+    """``from .module import *`` stands for the module's literal ``__all__``, read without
+    importing it; a module whose ``__all__`` is not a literal list is imported to learn it."""
+    folder = tmp_path / "pkg"
+    folder.mkdir()
+    (folder / "plain.py").write_text('raise RuntimeError("imported")\n__all__ = ["a", \'b\']\n')
+    source = (
+        "if TYPE_CHECKING:  # a comment\n"
+        "    from .plain import *  # noqa: F403\n"
+        "    from .other import (  # names\n"
+        "        c as c,\n"
+        "        d as e,\n"
+        "    )\n"
+        "    from ..up import f as f\n"
+        "x = 1\n"
+        "    from .after import g\n"
+    )
+    table = lazy.exports_of(source, "top.pkg", folder)
+    assert table == {
+        "a": ("top.pkg.plain", "a"),
+        "b": ("top.pkg.plain", "b"),
+        "c": ("top.pkg.other", "c"),
+        "e": ("top.pkg.other", "d"),
+        "f": ("top.up", "f"),
+    }
+    assert lazy.module_all("json", tmp_path / "json") == importlib.import_module("json").__all__
+
+
+@pytest.mark.parametrize(
+    ("package", "heavy"),
+    [
+        ("gitledger", "gitledger.ledger"),
+        ("gitledger.gitstore", "pygit2"),
+        ("gitledger.judge", "gitledger.judge.step"),
+        ("gitledger.cli", "click"),
+    ],
+)
+def test_importing_a_lazy_package_loads_none_of_its_modules(package: str, heavy: str) -> None:
+    """Importing the package, and asking it for ``__all__``, imports none of what it exports."""
+    probe = f"import sys, {package} as p; p.__all__; print({heavy!r} in sys.modules)"
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout.strip() == "False"
+
+
+def test_a_typed_user_can_import_every_public_name(tmp_path: Path) -> None:
+    """``mypy --strict`` on a user's module that imports every name each lazy package exports:
+    each is an explicit re-export with its real type (the names only a ``__getattr__`` hands
+    out would be errors or ``Any``)."""
+    users = []
+    for package in LAZY_PACKAGES:  # a module each: two packages may export one name
+        names = sorted(importlib.import_module(package).__all__)
+        user = tmp_path / f"user_{package.replace('.', '_')}.py"
+        user.write_text(f"from {package} import {', '.join(names)}  # noqa\n", encoding="utf-8")
+        users.append(str(user))
+    (tmp_path / "user_types.py").write_text(
+        "from gitledger import Ledger\nreveal_type(Ledger.open)\n", encoding="utf-8"
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--follow-imports=silent"]
+        + ["--ignore-missing-imports", *users, str(tmp_path / "user_types.py")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=tmp_path,
+        env={**os.environ, "MYPYPATH": str(PACKAGE.parent)},
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "gitledger.ledger.Ledger" in result.stdout

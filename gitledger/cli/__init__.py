@@ -15,37 +15,10 @@ import sys
 from ..lazy import lazy_exports
 
 TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
-if TYPE_CHECKING:  # for type checkers: the click application's names, statically
-    from .app import (  # noqa: F401
-        ACTOR_HELP,
-        AFTER,
-        AGENT_HELP,
-        COMMANDS,
-        GLOBAL_OPTIONS,
-        LEDGER_HELP,
-        LazyGroup,
-        accept_global_options,
-        cli,
-        load_command,
-    )
+if TYPE_CHECKING:  # the click application's names, imported on first use (gitledger/lazy.py)
+    from .app import *  # noqa: F403
 
-__all__ = [
-    "ACTOR_HELP",
-    "AFTER",
-    "AGENT_HELP",
-    "COMMANDS",
-    "GLOBAL_OPTIONS",
-    "LEDGER_HELP",
-    "LazyGroup",
-    "accept_global_options",
-    "cli",
-    "load_command",
-    "main",
-]
-_APP_NAMES = [name for name in __all__ if name != "main"]  # the click application's, lazily
-
-
-__getattr__, __dir__ = lazy_exports(globals(), dict.fromkeys(_APP_NAMES, "gitledger.cli.app"))
+__getattr__, __dir__ = lazy_exports(globals(), also=["main"])
 
 
 def main() -> None:

@@ -104,29 +104,7 @@ if TYPE_CHECKING:  # imported on first use: a hook needs neither setup nor the d
     from .demo import DEMO_BUDGETS, run_demo
     from .rules import request_text
 
-# name -> the module that defines it, imported when the name is first asked for
-_LAZY = {
-    **dict.fromkeys(
-        (
-            "HOOK_MARK",
-            "SetupPlan",
-            "apply_setup",
-            "check_settings_writable",
-            "hook_command",
-            "merge_settings",
-            "replace_settings_file",
-            "settings_path",
-            "setup_plan",
-        ),
-        "gitledger.agents.settings",
-    ),
-    "DEMO_BUDGETS": "gitledger.fuse.demo",
-    "run_demo": "gitledger.fuse.demo",
-    "request_text": "gitledger.fuse.rules",
-}
-
-
-__getattr__, __dir__ = lazy_exports(globals(), _LAZY)
+__getattr__, __dir__ = lazy_exports(globals())
 
 
 __all__ = [

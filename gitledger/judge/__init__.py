@@ -53,163 +53,49 @@ from __future__ import annotations
 
 from ..lazy import lazy_exports
 
-_EXPORTS: dict[str, str] = {
-    "NEXT": "gitledger.judge.shapes",
-    "SAME": "gitledger.judge.shapes",
-    "DEFAULT_FLOOR": "gitledger.judge.shapes",
-    "HYSTERESIS_POINTS": "gitledger.judge.shapes",
-    "DEFAULT_WINDOW": "gitledger.judge.shapes",
-    "LARGE_WINDOW": "gitledger.judge.shapes",
-    "Call": "gitledger.judge.shapes",
-    "Message": "gitledger.judge.shapes",
-    "Step": "gitledger.judge.shapes",
-    "StepContext": "gitledger.judge.shapes",
-    "Verdict": "gitledger.judge.shapes",
-    "READ_ONLY_TOOLS": "gitledger.judge.calls",
-    "EDIT_TOOLS": "gitledger.judge.calls",
-    "ASK_TOOLS": "gitledger.judge.calls",
-    "TASK_TOOLS": "gitledger.judge.calls",
-    "SHELL_TOOLS": "gitledger.judge.calls",
-    "TaskList": "gitledger.judge.calls",
-    "is_read_only": "gitledger.judge.calls",
-    "is_commit": "gitledger.judge.calls",
-    "is_file_work": "gitledger.judge.calls",
-    "TEXT_LIMIT": "gitledger.judge.pieces",
-    "Completion": "gitledger.judge.pieces",
-    "TextFacts": "gitledger.judge.pieces",
-    "sentences": "gitledger.judge.pieces",
-    "piece_refs": "gitledger.judge.pieces",
-    "started_pieces": "gitledger.judge.pieces",
-    "completions": "gitledger.judge.pieces",
-    "asks_person": "gitledger.judge.pieces",
-    "LOOKBACK_TEXTS": "gitledger.judge.step",
-    "judge_rules": "gitledger.judge.step",
-    "effective_floor": "gitledger.judge.step",
-    "gate": "gitledger.judge.step",
-    "judge_step": "gitledger.judge.step",
-    "clear_caches": "gitledger.judge.step",
-    "SUMMARY_PREFIX": "gitledger.judge.contexts",
-    "read_message": "gitledger.judge.contexts",
-    "window_for": "gitledger.judge.contexts",
-    "contexts_from_events": "gitledger.judge.contexts",
-    "last_step_context": "gitledger.judge.contexts",
-    "step_from_payload": "gitledger.judge.contexts",
-    "step_context": "gitledger.judge.cache",
-    "read_step_context": "gitledger.judge.cache",
-    "CACHE_DIR": "gitledger.judge.cache",
-    "context_from_messages": "gitledger.judge.contexts",
-    "JUDGE_REF_PREFIX": "gitledger.judge.state",
-    "CONFIG_REF": "gitledger.judge.state",
-    "STATE_FORMAT": "gitledger.judge.state",
-    "JudgeConfig": "gitledger.judge.state",
-    "TurnState": "gitledger.judge.state",
-    "judge_ref": "gitledger.judge.state",
-    "config_at": "gitledger.judge.state",
-    "load_config": "gitledger.judge.state",
-    "save_config": "gitledger.judge.state",
-    "load_state": "gitledger.judge.state",
-    "sessions": "gitledger.judge.state",
-    "record_spend": "gitledger.judge.state",
-    "IMPACTS": "gitledger.judge.turn",
-    "URGENCIES": "gitledger.judge.turn",
-    "TurnVerdict": "gitledger.judge.turn",
-    "TurnSignals": "gitledger.judge.turn",
-    "TurnDecision": "gitledger.judge.turn",
-    "turn_signals": "gitledger.judge.turn",
-    "decide_turn": "gitledger.judge.turn",
-    "judge_turn": "gitledger.judge.hook",
-    "step_key": "gitledger.judge.hook",
-    "checkpoint": "gitledger.judge.hook",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-__getattr__, __dir__ = lazy_exports(globals(), _EXPORTS)
-
+# Each name is imported from its module on first use; this block is the one list of them, for
+# type checkers and for ``lazy_exports`` alike.
 TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
-if TYPE_CHECKING:  # for type checkers: the names above, statically
-    from .cache import (  # noqa: F401
-        CACHE_DIR,
-        read_step_context,
-        step_context,
-    )
-    from .calls import (  # noqa: F401
-        ASK_TOOLS,
-        EDIT_TOOLS,
-        READ_ONLY_TOOLS,
-        SHELL_TOOLS,
-        TASK_TOOLS,
-        TaskList,
-        is_commit,
-        is_file_work,
-        is_read_only,
-    )
-    from .contexts import (  # noqa: F401
-        SUMMARY_PREFIX,
-        context_from_messages,
-        contexts_from_events,
-        last_step_context,
-        read_message,
-        step_from_payload,
-        window_for,
-    )
-    from .hook import (  # noqa: F401
-        checkpoint,
-        judge_turn,
-        step_key,
-    )
-    from .pieces import (  # noqa: F401
-        TEXT_LIMIT,
-        Completion,
-        TextFacts,
-        asks_person,
-        completions,
-        piece_refs,
-        sentences,
-        started_pieces,
-    )
-    from .shapes import (  # noqa: F401
-        DEFAULT_FLOOR,
-        DEFAULT_WINDOW,
-        HYSTERESIS_POINTS,
-        LARGE_WINDOW,
-        NEXT,
-        SAME,
-        Call,
-        Message,
-        Step,
-        StepContext,
-        Verdict,
-    )
-    from .state import (  # noqa: F401
-        CONFIG_REF,
-        JUDGE_REF_PREFIX,
-        STATE_FORMAT,
-        JudgeConfig,
-        TurnState,
-        config_at,
-        judge_ref,
-        load_config,
-        load_state,
-        record_spend,
-        save_config,
-        sessions,
-    )
-    from .step import (  # noqa: F401
-        LOOKBACK_TEXTS,
-        clear_caches,
-        effective_floor,
-        gate,
-        judge_rules,
-        judge_step,
-    )
-    from .turn import (  # noqa: F401
-        IMPACTS,
-        URGENCIES,
-        TurnDecision,
-        TurnSignals,
-        TurnVerdict,
-        decide_turn,
-        turn_signals,
-    )
+if TYPE_CHECKING:
+    from .cache import CACHE_DIR as CACHE_DIR
+    from .cache import read_step_context as read_step_context
+    from .cache import step_context as step_context
+    from .calls import *  # noqa: F403
+    from .contexts import SUMMARY_PREFIX as SUMMARY_PREFIX
+    from .contexts import context_from_messages as context_from_messages
+    from .contexts import contexts_from_events as contexts_from_events
+    from .contexts import last_step_context as last_step_context
+    from .contexts import read_message as read_message
+    from .contexts import step_from_payload as step_from_payload
+    from .contexts import window_for as window_for
+    from .hook import *  # noqa: F403
+    from .pieces import TEXT_LIMIT as TEXT_LIMIT
+    from .pieces import Completion as Completion
+    from .pieces import TextFacts as TextFacts
+    from .pieces import asks_person as asks_person
+    from .pieces import completions as completions
+    from .pieces import piece_refs as piece_refs
+    from .pieces import sentences as sentences
+    from .pieces import started_pieces as started_pieces
+    from .shapes import *  # noqa: F403
+    from .state import CONFIG_REF as CONFIG_REF
+    from .state import JUDGE_REF_PREFIX as JUDGE_REF_PREFIX
+    from .state import STATE_FORMAT as STATE_FORMAT
+    from .state import JudgeConfig as JudgeConfig
+    from .state import TurnState as TurnState
+    from .state import config_at as config_at
+    from .state import judge_ref as judge_ref
+    from .state import load_config as load_config
+    from .state import load_state as load_state
+    from .state import record_spend as record_spend
+    from .state import save_config as save_config
+    from .state import sessions as sessions
+    from .step import LOOKBACK_TEXTS as LOOKBACK_TEXTS
+    from .step import clear_caches as clear_caches
+    from .step import effective_floor as effective_floor
+    from .step import gate as gate
+    from .step import judge_rules as judge_rules
+    from .step import judge_step as judge_step
+    from .turn import *  # noqa: F403
+
+__getattr__, __dir__ = lazy_exports(globals())

@@ -241,7 +241,7 @@ def test_lazy_exports_are_the_type_checking_names(package: str) -> None:
     init = Path(module.__file__ or "")
     oracle = _type_checking_exports(package)
     assert oracle
-    assert lazy.exports_of(init.read_text(encoding="utf-8"), package, init.parent) == oracle
+    assert lazy.exports_of(init.read_text(encoding="utf-8"), package, str(init.parent)) == oracle
     if package == "gitledger.fuse":  # most of its names are imported eagerly, a few lazily
         assert set(oracle) <= set(module.__all__)
     else:
@@ -285,7 +285,7 @@ def test_a_star_exports_module_all_is_read_from_its_source(tmp_path: Path) -> No
         "x = 1\n"
         "    from .after import g\n"
     )
-    table = lazy.exports_of(source, "top.pkg", folder)
+    table = lazy.exports_of(source, "top.pkg", str(folder))
     assert table == {
         "a": ("top.pkg.plain", "a"),
         "b": ("top.pkg.plain", "b"),
@@ -293,7 +293,9 @@ def test_a_star_exports_module_all_is_read_from_its_source(tmp_path: Path) -> No
         "e": ("top.pkg.other", "d"),
         "f": ("top.up", "f"),
     }
-    assert lazy.module_all("json", tmp_path / "json") == importlib.import_module("json").__all__
+    assert (
+        lazy.module_all("json", str(tmp_path / "json")) == importlib.import_module("json").__all__
+    )
 
 
 @pytest.mark.parametrize(

@@ -88,6 +88,21 @@ def _small_result(value: Any) -> Any:
     return out
 
 
+def _blocks(content: list[Any], kind: str, texts: list[str]) -> list[dict[str, Any]]:
+    """The blocks of type ``kind`` in a message's content list; the text of its text blocks is
+    appended to ``texts`` on the way (any other block, and anything not a dict, is passed over)."""
+    found = []
+    for block in content:
+        if not isinstance(block, dict):
+            continue
+        btype = block.get("type")
+        if btype == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif btype == kind:
+            found.append(block)
+    return found
+
+
 class ClaudeCodeReader:
     """Turns Claude Code JSONL records into events; holds the tool-use id → name map."""
 
@@ -176,25 +191,19 @@ class ClaudeCodeReader:
             return
         if not isinstance(content, list):
             return
-        texts = []
+        texts: list[str] = []
         tool_use_result = record.get("toolUseResult")
-        for block in content:
-            if not isinstance(block, dict):
-                continue
-            btype = block.get("type")
-            if btype == "text" and isinstance(block.get("text"), str):
-                texts.append(block["text"])
-            elif btype == "tool_result":
-                call_id = str(block.get("tool_use_id") or "")
-                yield Event(
-                    kind="tool_result",
-                    text=clip(block_text(block.get("content"))),
-                    tool_use_id=call_id or None,
-                    tool_name=self.tool_names.get(call_id),
-                    is_error=bool(block.get("is_error")),
-                    result=_small_result(tool_use_result),
-                    **common,
-                )
+        for block in _blocks(content, "tool_result", texts):
+            call_id = str(block.get("tool_use_id") or "")
+            yield Event(
+                kind="tool_result",
+                text=clip(block_text(block.get("content"))),
+                tool_use_id=call_id or None,
+                tool_name=self.tool_names.get(call_id),
+                is_error=bool(block.get("is_error")),
+                result=_small_result(tool_use_result),
+                **common,
+            )
         if texts:
             yield Event(kind="user", text=clip("\n".join(texts)), **common)
 
@@ -209,25 +218,19 @@ class ClaudeCodeReader:
         if isinstance(content, str):
             texts.append(content)
         elif isinstance(content, list):
-            for block in content:
-                if not isinstance(block, dict):
-                    continue
-                btype = block.get("type")
-                if btype == "text" and isinstance(block.get("text"), str):
-                    texts.append(block["text"])
-                elif btype == "tool_use":
-                    call_id = str(block.get("id") or "")
-                    name = str(block.get("name") or "")
-                    raw_input = block.get("input")
-                    calls.append(
-                        ToolCall(
-                            id=call_id,
-                            name=name,
-                            input=clip_input(raw_input) if isinstance(raw_input, dict) else {},
-                        )
+            for block in _blocks(content, "tool_use", texts):
+                call_id = str(block.get("id") or "")
+                name = str(block.get("name") or "")
+                raw_input = block.get("input")
+                calls.append(
+                    ToolCall(
+                        id=call_id,
+                        name=name,
+                        input=clip_input(raw_input) if isinstance(raw_input, dict) else {},
                     )
-                    if call_id:
-                        self._remember(call_id, name)
+                )
+                if call_id:
+                    self._remember(call_id, name)
         if not texts and not calls:
             self.stats.ignored += 1  # thinking-only or empty blocks
             return

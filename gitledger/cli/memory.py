@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -161,10 +161,17 @@ def stats_cmd(ctx: click.Context, as_json: bool) -> None:
         click.echo(f"warning: {stats['unreadable']} unreadable fact ref(s)", err=True)
 
 
-@memory_group.command("show")
-@click.argument("fact_id")
-@json_option
-@click.pass_context
+def _fact_command(name: str) -> Callable[[Callable[..., None]], click.Command]:
+    """``memory NAME FACT_ID [--json]``: what show, forget and restore take."""
+
+    def decorate(func: Callable[..., None]) -> click.Command:
+        command = click.argument("fact_id")(json_option(click.pass_context(func)))
+        return memory_group.command(name)(command)
+
+    return decorate
+
+
+@_fact_command("show")
 def show_cmd(ctx: click.Context, fact_id: str, as_json: bool) -> None:
     """One fact, with its source and strength."""
     with errors(as_json):
@@ -197,19 +204,13 @@ def _set_active(ctx: click.Context, fact_id: str, as_json: bool, restore: bool) 
         click.echo(("Restored " if restore else "Forgot ") + _fact_line(fact))
 
 
-@memory_group.command("forget")
-@click.argument("fact_id")
-@json_option
-@click.pass_context
+@_fact_command("forget")
 def forget_cmd(ctx: click.Context, fact_id: str, as_json: bool) -> None:
     """Take a fact out of the active set (it stays in Git history; 'memory restore' undoes it)."""
     _set_active(ctx, fact_id, as_json, restore=False)
 
 
-@memory_group.command("restore")
-@click.argument("fact_id")
-@json_option
-@click.pass_context
+@_fact_command("restore")
 def restore_cmd(ctx: click.Context, fact_id: str, as_json: bool) -> None:
     """Bring a forgotten or evicted fact back into the active set."""
     _set_active(ctx, fact_id, as_json, restore=True)

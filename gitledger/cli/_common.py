@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -68,6 +68,13 @@ def write_option(func: F) -> F:
     return click.option(
         "--write", is_flag=True, help="Write the change (default: only show it as a diff)."
     )(func)
+
+
+def agent_option(names: Sequence[str], help: str) -> Callable[[F], F]:
+    """``--agent NAME`` of the setup commands: one of ``names``, Claude Code unless told."""
+    return click.option(
+        "--agent", type=click.Choice(names), default="claude", show_default=True, help=help
+    )
 
 
 def open_ledger(ctx: click.Context, *, create: bool = False) -> Ledger:

@@ -15,7 +15,15 @@ import click
 
 from .. import agents
 from ..text import one_line, plural
-from ._common import actor_of, errors, json_option, open_ledger, print_json, write_option
+from ._common import (
+    actor_of,
+    agent_option,
+    errors,
+    json_option,
+    open_ledger,
+    print_json,
+    write_option,
+)
 from .fuse_hooks import restore_hook, save_hook, summary_hook
 
 AGENTS = agents.with_hooks()  # the --agent names of fuse setup: the registry's
@@ -247,13 +255,7 @@ def restore_cmd(
 
 
 @fuse_group.command("setup")
-@click.option(
-    "--agent",
-    type=click.Choice(AGENTS),
-    default="claude",
-    show_default=True,
-    help="Whose settings to change.",
-)
+@agent_option(AGENTS, "Whose settings to change.")
 @click.option(
     "--project", is_flag=True, help="This project's settings instead of your user settings."
 )

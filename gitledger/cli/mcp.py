@@ -17,7 +17,7 @@ from .. import agents
 from ..agents.agents_md import AGENTS_BLOCK, BEGIN, END, add_block, remove_block
 from ..agents.install import server_command
 from ..agents.settings import SERVER_KEY, dump_json, merge_mcp_json, merge_mcp_toml, parse_json
-from ._common import actor_of, errors, json_option, print_json, write_option
+from ._common import actor_of, agent_option, errors, json_option, print_json, write_option
 
 AGENTS = tuple(agents.AGENTS)  # the --agent names of mcp setup and setup: the registry's
 
@@ -146,13 +146,7 @@ def merge_toml_config(before: str | None, where: Path, tables: str) -> str:
 
 
 @mcp_group.command("setup")
-@click.option(
-    "--agent",
-    type=click.Choice(AGENTS),
-    default="claude",
-    show_default=True,
-    help="Which agent's configuration to change.",
-)
+@agent_option(AGENTS, "Which agent's configuration to change.")
 @click.option(
     "--project",
     is_flag=True,

@@ -12,17 +12,11 @@ from pathlib import Path
 import click
 
 from .. import agents
-from ._common import errors, json_option, print_json, write_option
+from ._common import agent_option, errors, json_option, print_json, write_option
 
 
 @click.command("setup")
-@click.option(
-    "--agent",
-    type=click.Choice(list(agents.AGENTS)),
-    default="claude",
-    show_default=True,
-    help="The agent to wire up.",
-)
+@agent_option(list(agents.AGENTS), "The agent to wire up.")
 @click.option(
     "--project",
     is_flag=True,

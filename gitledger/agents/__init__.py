@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 AGENTS: dict[str, Agent] = {
     a.name: a for a in (claude_code.AGENT, codex.AGENT, gemini.AGENT, cursor.AGENT)
 }
+DEFAULT = claude_code.AGENT.name  # the agent setup wires unless told another
 
 
 def get(name: str) -> Agent:
@@ -84,6 +85,7 @@ def transcript_dirs() -> list[str]:
 
 __all__ = [
     "AGENTS",
+    "DEFAULT",
     "ROLES",
     "TOOL_KINDS",
     "Agent",

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInput, Step
-from . import get
+from . import DEFAULT, get
 from .settings_files import (
     MAX_SETTINGS_BYTES,
     RawNumber,
@@ -450,7 +450,7 @@ def plan_hooks(
 
 
 def setup_plan(
-    agent: str = "claude",
+    agent: str = DEFAULT,
     *,
     project: Path | None = None,
     uninstall: bool = False,

@@ -71,9 +71,11 @@ def write_option(func: F) -> F:
 
 
 def agent_option(names: Sequence[str], help: str) -> Callable[[F], F]:
-    """``--agent NAME`` of the setup commands: one of ``names``, Claude Code unless told."""
+    """``--agent NAME`` of the setup commands: one of ``names``, ``agents.DEFAULT`` unless told."""
+    from ..agents import DEFAULT
+
     return click.option(
-        "--agent", type=click.Choice(names), default="claude", show_default=True, help=help
+        "--agent", type=click.Choice(names), default=DEFAULT, show_default=True, help=help
     )
 
 

@@ -7,7 +7,10 @@ singular where the flag repeats). ``tests/test_edits.py`` checks the three again
 
 An error that names an edit as its fix (``errors.Fix``) is worded here for the interface that
 shows it: ``--decision TEXT`` on the command line, ``decisions=[...]`` in Python,
-``"decisions": [...]`` to an MCP client.
+``"decisions": [...]`` to an MCP client. A command named as the next step (``errors.Step``, and
+the lines of output that offer one: the digest's ``use:`` line, the restore's ``More:`` line) is
+worded here too, from ``COMMANDS``: ``'gitledger task list'``, the ``task_list`` tool,
+``Ledger.list_tasks()``.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from .structs import struct
 
 TYPE_CHECKING = False  # not typing's: a hook's modules do not import typing (structs.py)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Literal
 
     Interface = Literal["python", "cli", "mcp"]
@@ -83,22 +87,37 @@ UPDATE_EDITS = (
 )
 
 
-# What an error names as the next step: its name -> (the CLI's words after 'gitledger', or the
-# option; the MCP tool, None where there is none and an MCP client runs the command in a shell;
-# the Python call). "{}" stands for the step's value (a path), "PATH" where it has none.
+# What an error or an output names as the next step: its name -> (the CLI's words after
+# 'gitledger', or the option; the MCP tool, None where there is none and an MCP client runs the
+# command in a shell; the Python call). A placeholder in braces ("{PATH}", "{ID}", "{N}") stands
+# for the step's values in order; where a value is not given, its name is shown (PATH). The MCP
+# tool may be followed by its arguments, which an output shows (``word_commands``).
 COMMANDS: dict[str, tuple[str, str | None, str]] = {
     "task list": ("task list", "task_list", "Ledger.list_tasks()"),
     "task ready": ("task ready", "task_ready", "Ledger.ready()"),
     "task show json": ("task show --json", "task_show", "Task.to_json_dict()"),
+    "task context": ("task context {ID}", "task_context", "context.task_context(ledger, {ID})"),
+    "task show": ("task show {ID}", "task_show", "Ledger.show({ID})"),
+    "task claim": ("task claim {ID}", "task_claim", "Ledger.claim({ID})"),
+    "task update": (
+        "task update {ID} --next TEXT --note TEXT",
+        "task_update",
+        "Ledger.update({ID}, next=..., notes=[...])",
+    ),
+    "task create": (
+        "task create GOAL --criteria TEXT",
+        "task_create",
+        "Ledger.create(GOAL, criteria=...)",
+    ),
     "config help": ("config --help", None, "settings.SETTINGS"),
     "verify": ("verify", "verify", "Ledger.verify()"),
     "repair": ("repair", None, "Ledger.repair()"),
     "init": ("init", None, "Ledger.init()"),
-    "init at": ("init --ledger {}", None, "Ledger.open({}, create=True)"),
-    "name the ledger": ("--ledger {}", None, "Ledger.open({})"),
+    "init at": ("init --ledger {PATH}", None, "Ledger.open({PATH}, create=True)"),
+    "name the ledger": ("--ledger {PATH}", None, "Ledger.open({PATH})"),
     "sync": ("sync", "sync", "sync.sync(ledger)"),
-    "restore": ("restore {}", "restore", "sync.restore(ledger, {})"),
-    "remote setup": ("remote setup {} URL", None, "sync.setup_remote(ledger, {}, URL)"),
+    "restore": ("restore {PATH}", "restore", "sync.restore(ledger, {PATH})"),
+    "remote setup": ("remote setup {PATH} URL", None, "sync.setup_remote(ledger, {PATH}, URL)"),
     "where": ("where", None, "Ledger.path"),
     "index rebuild": ("index rebuild", None, "Ledger.index().rebuild()"),
     "export current": (
@@ -112,28 +131,81 @@ COMMANDS: dict[str, tuple[str, str | None, str]] = {
         "fuse.save(ledger, ID, transcript)",
     ),
     "fuse status": ("fuse status", None, "fuse.sessions(ledger)"),
+    "fuse restore": (
+        "fuse restore --session {ID}",
+        'fuse_restore {"session": {ID}}',
+        "fuse.restore_text(ledger, {ID})",
+    ),
+    "fuse restore budget": (
+        "fuse restore --session {ID} --budget {N}",
+        'fuse_restore {"session": {ID}, "budget": {N}}',
+        "fuse.restore_text(ledger, {ID}, {N})",
+    ),
     "mcp setup": ("mcp setup", None, "agents.install.mcp_change(agent, project)"),
 }
 
 
-def word_command(command: str, interface: Interface, value: str | None = None) -> str:
-    """A command named as a next step, as ``interface`` offers it: ``'gitledger task list'``,
-    the ``task_list`` tool, ``Ledger.list_tasks()``; an option as the CLI's ``--ledger PATH`` and
-    the MCP server's command line. ``value`` (a path) where the step takes one, quoted as a
-    Python string in the Python call."""
+def _filled(template: str, interface: Interface, values: tuple[str | int | None, ...]) -> str:
+    """``template`` with its placeholders replaced by ``values`` in order (a name where none is
+    given): a string quoted as Python (``repr``) or JSON (MCP) spells one, bare on the CLI."""
+    given = iter(values)
+    out, rest = [], template
+    while "{" in rest:  # not ``re``: a hook's modules do not load it (tests/test_judge_fast.py)
+        head, _, tail = rest.partition("{")
+        name, closed, after = tail.partition("}")
+        out.append(head)
+        if not (closed and name.isalpha() and name.isupper()):
+            out.append("{")
+            rest = tail
+            continue
+        v = next(given, None)
+        if v is None:
+            out.append(name)
+        elif isinstance(v, int) or interface == "cli":
+            out.append(str(v))
+        else:
+            out.append(repr(v) if interface == "python" else json.dumps(v, ensure_ascii=False))
+        rest = after
+    return "".join(out) + rest
+
+
+def word_command(command: str, interface: Interface, *values: str | int | None) -> str:
+    """A command named as a next step in a sentence, as ``interface`` offers it: ``'gitledger
+    task list'``, the ``task_list`` tool, ``Ledger.list_tasks()``; an option as the CLI's
+    ``--ledger PATH`` and the MCP server's command line. ``values`` (a path) where the step takes
+    them, quoted as a Python string in the Python call."""
     words, tool, call = COMMANDS[command]
-    option = words.startswith("--")
     if interface == "python":
-        template = call
-    elif interface == "cli":
-        template = words if option else f"'gitledger {words}'"
-    elif option:
-        template = f"{words} in the MCP server's command"
-    else:
-        template = f"the {tool} tool" if tool else f"the shell command 'gitledger {words}'"
-    if value is None:
-        return template.replace("{}", "PATH")
-    return template.replace("{}", repr(value) if interface == "python" else value)
+        return _filled(call, interface, values)
+    shell = _filled(words, "cli", values)
+    option = words.startswith("--")
+    if interface == "cli":
+        return shell if option else f"'gitledger {shell}'"
+    if option:
+        return f"{shell} in the MCP server's command"
+    return f"the {tool.split()[0]} tool" if tool else f"the shell command 'gitledger {shell}'"
+
+
+def word_commands(
+    commands: Sequence[tuple[str, str]], interface: Interface, *values: str | int | None
+) -> str:
+    """Commands an output offers, unquoted, each with a note after it (``(command, note)``,
+    ``values`` filling every one): ``gitledger task show ID | task ready`` on the CLI (the
+    program named once), ``task_show | task_ready`` over MCP (a tool with its arguments where
+    ``COMMANDS`` gives them), ``Ledger.show(ID) | Ledger.ready()`` in Python."""
+    named: list[str] = []
+    for command, note in commands:
+        words, tool, call = COMMANDS[command]
+        if interface == "python":
+            said = _filled(call, interface, values)
+        elif interface == "mcp" and tool is not None:
+            said = _filled(tool, interface, values)
+        else:  # a step no tool takes is, over MCP, the shell command
+            said = ("" if named and interface == "cli" else "gitledger ") + _filled(
+                words, "cli", values
+            )
+        named.append(f"{said} {note}" if note else said)
+    return " | ".join(named)
 
 
 def word(name: str, interface: Interface, value: str | int | None = None) -> str:
@@ -163,4 +235,5 @@ __all__ = [
     "Interface",
     "word",
     "word_command",
+    "word_commands",
 ]

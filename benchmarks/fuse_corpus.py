@@ -267,7 +267,7 @@ def run_fuse(cuts: list[Cut], tmp: Path) -> dict[str, object]:
             save_ms.append((time.perf_counter() - started) * 1000)
         for budget in BUDGETS:
             started = time.perf_counter()
-            text, _ = fuse.restore_text(ledger, session, budget)
+            text, _ = fuse.restore_text(ledger, session, budget, interface="cli")
             restore_ms.append((time.perf_counter() - started) * 1000)
             if len(text.encode()) + 1 > budget:  # printed with its newline
                 over.append(f"{cut.name}@{budget}: {len(text.encode()) + 1} B")

@@ -112,7 +112,7 @@ def main() -> None:
             fuse.save(ledger, "inproc", small, trigger="auto")
             saves.append(time.perf_counter() - started)
             started = time.perf_counter()
-            fuse.restore_text(ledger, "inproc", fuse.DEFAULT_BUDGET)
+            fuse.restore_text(ledger, "inproc", fuse.DEFAULT_BUDGET, interface="cli")
             restores.append(time.perf_counter() - started)
         results["in_process"] = {
             "save_small_median_ms": statistics.median(saves) * 1000,

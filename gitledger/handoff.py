@@ -21,6 +21,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
+from .edits import Interface, word_command
 from .errors import LedgerError
 from .text import fold
 
@@ -87,22 +88,41 @@ def recent_snapshots(ledger: Ledger, limit: int = RECENT_SNAPSHOTS) -> list[tupl
     return out
 
 
-def prime(ledger: Ledger, budget: int | None = None, unit: str = "bytes") -> Digest:
-    """``context.prime`` with the recent fuse snapshots listed: the digest every interface shows."""
+def prime(
+    ledger: Ledger,
+    budget: int | None = None,
+    unit: str = "bytes",
+    *,
+    interface: Interface = "python",
+) -> Digest:
+    """``context.prime`` with the recent fuse snapshots listed: the digest every interface shows,
+    naming its calls as ``interface`` offers them."""
     from .context import PRIME_BUDGET
     from .context import prime as digest
 
     return digest(
-        ledger, PRIME_BUDGET if budget is None else budget, unit, snapshots=recent_snapshots
+        ledger,
+        PRIME_BUDGET if budget is None else budget,
+        unit,
+        snapshots=recent_snapshots,
+        interface=interface,
     )
 
 
-def session_start(ledger: Ledger, *, actor: str | None = None, max_chars: int = MAX_CHARS) -> str:
-    """The SessionStart(startup) context for a new session (see the module docstring)."""
+def session_start(
+    ledger: Ledger,
+    *,
+    actor: str | None = None,
+    max_chars: int = MAX_CHARS,
+    interface: Interface = "python",
+) -> str:
+    """The SessionStart(startup) context for a new session (see the module docstring), naming
+    its calls as ``interface`` offers them (the hook's: ``cli``)."""
     from .context import quote, task_context
 
     # the digest (the ready queue, recent decisions and snapshots, the last sync) comes first
-    lines = [prime(ledger, budget=PRIME_PART).text.rstrip("\n"), "who holds what:"]
+    digest = prime(ledger, budget=PRIME_PART, interface=interface)
+    lines = [digest.text.rstrip("\n"), "who holds what:"]
     working = in_hand(ledger)
     if working:
         shorts = ledger.short_ids(t.id for t in working)
@@ -114,7 +134,8 @@ def session_start(ledger: Ledger, *, actor: str | None = None, max_chars: int = 
                 f"{_when(last_touched(t))}: {quote(t.goal[:100])}"
             )
     else:
-        lines.append("- nobody holds a task ('gitledger task ready' lists what can start)")
+        ready = word_command("task ready", interface)
+        lines.append(f"- nobody holds a task ({ready} lists what can start)")
     head = "\n".join(lines) + "\n"
     task = resumed_task(ledger, actor)
     if task is None:
@@ -132,7 +153,9 @@ def session_start(ledger: Ledger, *, actor: str | None = None, max_chars: int = 
         from .fuse.store import restore_text
 
         try:
-            text, _saved = restore_text(ledger, session, budget=min(6_000, left))
+            text, _saved = restore_text(
+                ledger, session, budget=min(6_000, left), interface=interface
+            )
             parts.append(f"\nIts latest fuse snapshot (session {fold(session)[:40]}):\n{text}")
         except LedgerError:
             pass

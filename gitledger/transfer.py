@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 from .changes import commit_message, diff_tasks, stamp_clock
+from .edits import Interface, word_command
 from .errors import GateRefused, InvalidInput, LedgerError, Step, TaskNotFound
 from .gitstore import BulkWriter, ref_tips
 from .model import (
@@ -48,11 +49,16 @@ class ExportStats:
 
 
 def export_tasks(
-    ledger: Ledger, *, history: bool = True, stats: ExportStats | None = None
+    ledger: Ledger,
+    *,
+    history: bool = True,
+    stats: ExportStats | None = None,
+    interface: Interface = "python",
 ) -> Iterator[dict[str, Any]]:
     """Each task as ``task show --json`` prints it, read from the refs (not the index), in id
     order. With ``history``, a ``history`` list carries every earlier version on the task's main
-    line (first parents), oldest first, so an import rebuilds the same versions."""
+    line (first parents), oldest first, so an import rebuilds the same versions. A task left out
+    goes into ``stats.problems`` with why, its next step worded as ``interface`` offers it."""
     stats = stats if stats is not None else ExportStats()
     tips = ref_tips(ledger.path, TASKS_DIR)
     ids = sorted(n[len(TASKS_PREFIX) :] for n in tips if ID_PATTERN.match(n[len(TASKS_PREFIX) :]))
@@ -72,7 +78,7 @@ def export_tasks(
                 data["history"] = earlier[::-1]
                 stats.versions += len(earlier)
         except LedgerError as exc:
-            stats.problems.append((name, exc.message))
+            stats.problems.append((name, exc.worded(interface)))
             continue
         stats.tasks += 1
         stats.versions += 1
@@ -80,7 +86,10 @@ def export_tasks(
     for name, what in sorted(ledger.store.broken_refs(TASKS_PREFIX).items()):
         stats.problems = [p for p in stats.problems if p[0] != name]  # one reason per ref
         stats.problems.append(
-            (name, f"the ref file {what}; 'gitledger verify' says how to restore it")
+            (
+                name,
+                f"the ref file {what}; {word_command('verify', interface)} says how to restore it",
+            )
         )
 
 

@@ -502,7 +502,7 @@ def test_prime_lists_work_ready_queue_decisions_and_usage(ledger) -> None:  # ty
     digest = prime(ledger)
     lines = digest.text.splitlines()
     assert lines[0].startswith("gitledger digest")
-    assert any(line.startswith("use: gitledger task context ID") for line in lines)
+    assert any(line.startswith("use: context.task_context(ledger, ID)") for line in lines)
     assert any("Active work" in line and '"agent-1"' in line for line in lines)
     assert any('"Ready one"' in line for line in lines)
     assert any('"Chose SQLite for the index"' in line for line in lines)

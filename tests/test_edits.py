@@ -194,7 +194,7 @@ def test_a_next_step_is_the_command_of_each_interface(ledger: Ledger) -> None:
     assert "List tasks with Ledger.list_tasks()." in missing.value.message
     assert "List tasks with 'gitledger task list'." in missing.value.worded("cli")
     assert "List tasks with the task_list tool." in missing.value.worded("mcp")
-    from gitledger import fuse, settings, sync, transfer
+    from gitledger import context, fuse, settings, sync, transfer
     from gitledger.agents import install
     from gitledger.model import Task
 
@@ -223,6 +223,7 @@ def test_a_next_step_is_the_command_of_each_interface(ledger: Ledger) -> None:
             "sync": sync,
             "settings": settings,
             "transfer": transfer,
+            "context": context,
         }[owner]
         assert hasattr(namespace, attribute), command
 
@@ -367,3 +368,60 @@ def test_sync_names_its_next_steps_per_interface(tmp_path: Path) -> None:
     assert word_command("restore", "python", "origin") == "sync.restore(ledger, 'origin')"
     assert word_command("restore", "mcp", "origin") == "the restore tool"
     assert word_command("restore", "cli", "origin") == "'gitledger restore origin'"
+
+
+def test_outputs_name_their_next_steps_per_interface(tmp_path: Path) -> None:
+    """The digest's use: line and snapshot heading, the restore's More: line, session start's
+    ready hint and export's problem lines name commands as the interface that shows them does:
+    the CLI's words on the command line (as before), Python calls to a Python caller (the MCP
+    tools: tests/test_mcp_server.py)."""
+    from helpers import run_cli
+
+    from gitledger import fuse
+    from gitledger.handoff import prime, session_start
+    from gitledger.transcripts.synthetic import write_demo_session
+    from gitledger.transfer import ExportStats, export_tasks
+
+    ledger = Ledger.open(tmp_path / "ledger", create=True)
+    transcript = write_demo_session(tmp_path / "session.jsonl")
+    fuse.save(ledger, "s1", transcript)
+    cli_use = (
+        "use: gitledger task context ID (full handoff) | task show ID | task claim ID | "
+        "task update ID --next TEXT --note TEXT | task ready | task create GOAL --criteria TEXT"
+    )
+    digest = prime(ledger).text
+    assert (
+        "use: context.task_context(ledger, ID) (full handoff) | Ledger.show(ID) | "
+        "Ledger.claim(ID) | Ledger.update(ID, next=..., notes=[...]) | Ledger.ready() | "
+        "Ledger.create(GOAL, criteria=...)"
+    ) in digest
+    assert "recent fuse snapshots (fuse.restore_text(ledger, ID)):" in digest
+    assert "gitledger task" not in digest and "--session" not in digest
+    assert cli_use in prime(ledger, interface="cli").text
+    text, _ = fuse.restore_text(ledger, "s1", 2000)  # items shortened: a More: line
+    assert text.endswith("More: fuse.restore_text(ledger, 's1', 9500).")
+    text, _ = fuse.restore_text(ledger, "s1", 2000, interface="mcp")
+    assert text.endswith('More: fuse_restore {"session": "s1", "budget": 9500}.')
+    assert "Ledger.ready() lists what can start" in session_start(ledger)
+    started = session_start(ledger, interface="cli")
+    assert "('gitledger task ready' lists what can start)" in started
+    assert cli_use in started
+
+    home = {"GITLEDGER_DIR": str(tmp_path / "ledger")}
+    shown = run_cli("prime", env=home)
+    assert cli_use in shown.stdout
+    assert "recent fuse snapshots (gitledger fuse restore --session ID):" in shown.stdout
+    restored = run_cli(
+        "fuse", "restore", "--session", "s1", "--plain", "--budget", "2000", env=home
+    )
+    assert restored.stdout.endswith("More: gitledger fuse restore --session s1 --budget 9500.\n")
+
+    ledger.create("A task to export")
+    broken = tmp_path / "ledger" / "refs" / "gitledger" / "tasks" / ("z" * 20)
+    broken.write_text("garbage\n")  # names no object
+    stats = ExportStats()
+    list(export_tasks(ledger, stats=stats))
+    assert stats.problems[0][1].endswith("; Ledger.verify() says how to restore it")
+    exported = run_cli("task", "export", env=home)
+    assert exported.returncode == 1
+    assert "'gitledger verify' says how to restore it" in exported.stderr

@@ -222,6 +222,12 @@ def test_every_tool_on_a_real_ledger(ledger: Any, tmp_path: Path) -> None:
             if "prime" in listed:
                 digest = await c("prime", {"budget": 2000})
                 assert "Parse numbers" in digest["text"]
+                # the calls it offers are the MCP tools (edits.COMMANDS), no CLI command
+                assert (
+                    "\nuse: task_context (full handoff) | task_show | task_claim | "
+                    in (digest["text"])
+                )
+                assert "gitledger task" not in digest["text"]
             if "backup" in listed:
                 remote = tmp_path / "backup.git"
                 await c("backup", {"remote": str(remote)})
@@ -286,6 +292,23 @@ def test_every_tool_on_a_real_ledger(ledger: Any, tmp_path: Path) -> None:
                 assert stats["active"] == 1 and stats["forgotten"] == 1
                 back = await c("memory_restore", {"id": fact["id"][:8]})
                 assert back["active"] is True
+
+            if "fuse_save" in listed:  # last: this save adds memory facts
+                from gitledger.transcripts.synthetic import write_demo_session
+
+                write_demo_session(transcript.with_name("demo.jsonl"))
+                demo = {"session": "demo", "transcript": str(transcript.with_name("demo.jsonl"))}
+                await c("fuse_save", demo)
+                shortened = await c("fuse_restore", {"session": "demo", "budget": 2000})
+                # its last line names the whole restore as the fuse_restore tool
+                assert shortened["text"].endswith(
+                    'More: fuse_restore {"session": "demo", "budget": 9500}.'
+                )
+                if "prime" in listed:
+                    digest = await c("prime", {})
+                    assert (
+                        'recent fuse snapshots (fuse_restore {"session": ID}):' in (digest["text"])
+                    )
 
             assert called == listed, listed - called
 

@@ -472,7 +472,10 @@ def test_origin_of_the_project_setup_and_init_warning(tmp_path: Path) -> None:
     subprocess.run(["git", "clone", "-q", str(origin), str(clone_dir)], check=True)
     fresh = Ledger(GitStore.init(clone_dir / ".git" / "gitledger"), project_root=clone_dir)
     warning = sync.init_warning(fresh)
-    assert warning is not None and "gitledger restore origin" in warning and "1 task" in warning
+    assert (
+        warning is not None and "sync.restore(ledger, 'origin')" in warning and "1 task" in warning
+    )
+    assert "'gitledger restore origin'" in (sync.init_warning(fresh, interface="cli") or "")
     sync.restore(fresh, "origin")
     assert sync.init_warning(fresh) is None
 

@@ -146,9 +146,9 @@ def prime_cmd(
                 # its latest fuse snapshot (a compact/resume gets the fuse's own restore)
                 from ..handoff import session_start
 
-                emit(session_start_output(session_start(ledger)), "prime")
+                emit(session_start_output(session_start(ledger, interface="cli")), "prime")
                 return
-            digest = prime(ledger, budget, unit)
+            digest = prime(ledger, budget, unit, interface="cli")
             emit(session_start_output(digest.text), "prime")
         return
 
@@ -161,7 +161,7 @@ def prime_cmd(
             else:
                 click.echo(NO_LEDGER_LINE)
             return
-        digest = prime(ledger, budget, unit)
+        digest = prime(ledger, budget, unit, interface="cli")
     if as_json:
         print_json({"ledger": str(ledger.path), **digest.to_dict()})
     else:

@@ -32,7 +32,7 @@ def init_cmd(ctx: click.Context, path: Path | None, as_json: bool) -> None:
     # In a fresh clone, origin may hold ledger refs that a plain clone did not bring.
     from ..sync import init_warning
 
-    warning = init_warning(ledger)
+    warning = init_warning(ledger, interface="cli")
     if as_json:
         print_json({"path": str(ledger.path), "kind": ledger.kind, "warning": warning})
     else:

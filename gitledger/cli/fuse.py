@@ -237,7 +237,7 @@ def restore_cmd(
                     f"No fuse snapshot is linked to task {full[:8]}. Link one with 'gitledger "
                     f"fuse link {full[:8]} --session ID', or list sessions with 'fuse status'."
                 )
-        text, saved = fuse.restore_text(ledger, session, budget)
+        text, saved = fuse.restore_text(ledger, session, budget, interface="cli")
     if as_json:
         print_json(
             {

@@ -155,7 +155,7 @@ def save_hook(
         emit(json.dumps(saved.to_dict(), ensure_ascii=False, indent=2, default=str), "fuse save")
     elif payload.get("hook_event_name") == "PreCompact" and saved.snapshot.source == "claude_code":
         # Claude Code appends a PreCompact hook's stdout to the prompt that asks for its summary
-        emit(fuse.steer(saved.snapshot), "fuse save")
+        emit(fuse.steer(saved.snapshot, interface="cli"), "fuse save")
 
 
 def summary_hook(who: Who, session: str | None = None) -> None:
@@ -196,7 +196,8 @@ def restore_hook(
     saved = fuse.load(ledger, session)
     if saved is None:
         return  # nothing saved for this session: nothing to say
-    text, _ = fuse.restore_text(ledger, session, budget, saved=saved)  # None: the default
+    # budget None: the default
+    text, _ = fuse.restore_text(ledger, session, budget, saved=saved, interface="cli")
     emit(text if plain else session_start_output(text), "fuse restore")
 
 

@@ -253,7 +253,8 @@ def export_cmd(
     too_long: list[str] = []
     with errors(as_json):  # the output is JSON Lines either way
         ledger = open_ledger(ctx)
-        for data in export_tasks(ledger, history=not current_only, stats=stats):
+        exported = export_tasks(ledger, history=not current_only, stats=stats, interface="cli")
+        for data in exported:
             line = json.dumps(data, ensure_ascii=False, sort_keys=True)
             if len(line) * 4 >= MAX_LINE_BYTES and len(line.encode()) >= MAX_LINE_BYTES:
                 too_long.append(data["id"])

@@ -27,7 +27,7 @@ def run_demo(folder: Path, budgets: Iterable[int] = DEMO_BUDGETS) -> dict[str, A
     rows = []
     for budget in budgets:
         started = time.perf_counter()
-        text, _ = restore_text(ledger, "demo", budget)
+        text, _ = restore_text(ledger, "demo", budget, interface="cli")  # what the hooks restore
         render_ms = (time.perf_counter() - started) * 1000
         kept = synthetic.probes_kept(text)
         rows.append(

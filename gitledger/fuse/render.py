@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..edits import Interface, word_commands
 from ..errors import InvalidInput
 from ..text import cut
 from .condense import (
@@ -421,12 +422,13 @@ _STEER_HEADER = [
 ]
 
 
-def steer(snap: Snapshot, budget: int = STEER_BUDGET) -> str:
+def steer(snap: Snapshot, budget: int = STEER_BUDGET, *, interface: Interface = "python") -> str:
     """What the summary of a compaction must not lose, for the agent's summarizer (Claude Code
     appends a PreCompact hook's output to its summary prompt): the goal, the person's requests,
     answers and rules, open items, decisions and the assistant's reports, where the work stands.
     Only what the person or the assistant wrote is quoted: no tool output (where injected text
-    comes from), no spec read from a file, no tracker listing, no sub-agent's report."""
+    comes from), no spec read from a file, no tracker listing, no sub-agent's report. The last
+    line names the whole restore as ``interface`` offers it (the hook's: ``cli``)."""
     check_budget(budget)
     quoted = Snapshot(
         session=snap.session,
@@ -446,7 +448,7 @@ def steer(snap: Snapshot, budget: int = STEER_BUDGET) -> str:
         budget - 1,
         header=_STEER_HEADER,
         goal=_goal(quoted),
-        more=_more(quoted),
+        more=_more(quoted, interface),
         fence="quoted-from-conversation",
     ).pack()
 
@@ -459,10 +461,12 @@ def render(
     task_lines: list[str] | None = None,
     hints: list[str] | None = None,
     known: str = "",
+    interface: Interface = "python",
 ) -> str:
     """The snapshot as text in at most ``budget`` UTF-8 bytes with the newline a caller prints
     after it (see the package docstring). ``known``: the summary the agent wrote at this
-    compaction; the restore then spends its budget on what that summary does not say.
+    compaction; the restore then spends its budget on what that summary does not say. The last
+    line names the whole restore as ``interface`` (python, cli or mcp) offers it.
     ``budget`` None: the restore's default, DEFAULT_BUDGET, or MAX_BUDGET beside a summary that
     lost the session (``lost_summary``)."""
     if budget is not None:
@@ -478,7 +482,7 @@ def render(
         snap, small(budget - 1), trigger, bool(known), (said, judged) if lost else None
     )
     return Packer(  # the packer keeps a byte for the newline a caller prints
-        sections, budget - 1, header=header, goal=_goal(snap), more=_more(snap)
+        sections, budget - 1, header=header, goal=_goal(snap), more=_more(snap, interface)
     ).pack()
 
 
@@ -486,11 +490,11 @@ def _goal(snap: Snapshot) -> str:
     return clean(snap.goal) or "(no request recorded yet)"
 
 
-def _more(snap: Snapshot) -> str:
-    """The last line's pointer to the whole snapshot."""
-    return (
-        f"More: gitledger fuse restore --session {clean(snap.session)[:40]} --budget {MAX_BUDGET}."
-    )
+def _more(snap: Snapshot, interface: Interface) -> str:
+    """The last line's pointer to the whole snapshot: ``More: gitledger fuse restore --session
+    ID --budget 9500.`` on the CLI, the ``fuse_restore`` tool with those arguments over MCP."""
+    whole = [("fuse restore budget", "")]
+    return f"More: {word_commands(whole, interface, clean(snap.session)[:40], MAX_BUDGET)}."
 
 
 def summary_coverage(snap: Snapshot, known: str) -> tuple[int, int]:

@@ -20,6 +20,7 @@ from .render import budget_beside, check_budget, lost_summary, render, summary_c
 from .snapshot import DEFAULT_BUDGET, FORMAT_VERSION, FUSE_REF_PREFIX, Snapshot
 
 if TYPE_CHECKING:
+    from ..edits import Interface
     from ..ledger import Ledger, VerifyReport
 
 _SESSION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
@@ -471,7 +472,8 @@ def _snapshot_files(
 
     snap = redact_snapshot(snap)
     delta = redact_value(delta)
-    text = render(snap, DEFAULT_BUDGET, trigger=trigger)
+    # restore.md is a record a person reads with ``git log -p``: worded as the CLI prints it
+    text = render(snap, DEFAULT_BUDGET, trigger=trigger, interface="cli")
     files = {
         "format": f"{FORMAT_VERSION}\n".encode(),
         "snapshot.json": encode(snap.to_dict()),
@@ -553,14 +555,16 @@ def restore_text(
     budget: int | None = None,
     *,
     saved: SavedSnapshot | None = None,
+    interface: Interface = "python",
 ) -> tuple[str, SavedSnapshot]:
     """The rendered restore of a session (the newest saved session when None); ``saved``: its
     save, when the caller has just loaded it. ``budget`` None: the default (``render``'s: 6,000
-    bytes, 9,500 beside a recorded summary that lost the session)."""
+    bytes, 9,500 beside a recorded summary that lost the session). Its last line names the
+    whole restore as ``interface`` offers it."""
     if budget is not None:
         check_budget(budget)
     if saved is not None:
-        return _restore(ledger, saved, budget), saved
+        return _restore(ledger, saved, budget, interface), saved
     if session is None:
         found = sessions(ledger)
         if not found:
@@ -573,10 +577,10 @@ def restore_text(
         raise NotFound(
             f"No fuse snapshot for session {session}. List sessions with ", Step("fuse status"), "."
         )
-    return _restore(ledger, saved, budget), saved
+    return _restore(ledger, saved, budget, interface), saved
 
 
-def _restore(ledger: Ledger, saved: SavedSnapshot, budget: int | None) -> str:
+def _restore(ledger: Ledger, saved: SavedSnapshot, budget: int | None, interface: Interface) -> str:
     lines = saved.snapshot.task_state
     if saved.snapshot.task_id:
         try:
@@ -594,6 +598,7 @@ def _restore(ledger: Ledger, saved: SavedSnapshot, budget: int | None) -> str:
         task_lines=lines,
         hints=memory_hints(ledger, saved.snapshot),
         known=saved.summary,
+        interface=interface,
     )
 
 
@@ -620,7 +625,9 @@ def record_summary(
         judged, said = summary_coverage(saved.snapshot, summary)
         lost = lost_summary(judged, said)
         budget = budget_beside(judged, said)  # the restore's default beside it
-        text = render(saved.snapshot, budget, trigger=saved.trigger, known=summary)
+        text = render(
+            saved.snapshot, budget, trigger=saved.trigger, known=summary, interface="cli"
+        )  # a record, worded as the CLI prints it (as _snapshot_files does)
         files["summary.md"] = summary.encode()
         files["restore.md"] = text.encode()
         files["delta.json"] = encode({"summary_bytes": len(summary.encode())})

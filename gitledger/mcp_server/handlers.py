@@ -191,7 +191,8 @@ def context(srv: Server, a: Arguments) -> JSONObject:
 def prime(srv: Server, a: Arguments) -> JSONObject:
     from ..handoff import prime as digest
 
-    return digest(srv.ledger(), a.maybe_number("budget"), a.text_or("unit", "bytes")).to_dict()
+    budget, unit = a.maybe_number("budget"), a.text_or("unit", "bytes")
+    return digest(srv.ledger(), budget, unit, interface="mcp").to_dict()
 
 
 def backup(srv: Server, a: Arguments) -> JSONObject:
@@ -217,7 +218,7 @@ def fuse_restore(srv: Server, a: Arguments) -> JSONObject:
     from ..fuse.snapshot import DEFAULT_BUDGET
 
     budget = a.number("budget", DEFAULT_BUDGET)
-    text, saved = restore_text(srv.ledger(), a.maybe_text("session"), budget)
+    text, saved = restore_text(srv.ledger(), a.maybe_text("session"), budget, interface="mcp")
     return {"session": saved.session, "link": saved.link, "trigger": saved.trigger, "text": text}
 
 

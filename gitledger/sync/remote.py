@@ -105,7 +105,7 @@ def setup_remote(ledger: Ledger, name: str, url: str | None = None) -> list[str]
 
 
 def init_warning(
-    ledger: Ledger, remote: str = DEFAULT_REMOTE, interface: Interface = "cli"
+    ledger: Ledger, remote: str = DEFAULT_REMOTE, interface: Interface = "python"
 ) -> str | None:
     """For ``init`` in a fresh clone: a warning when the project's remote has ledger refs not here,
     naming the restore as ``interface`` offers it.

@@ -117,6 +117,7 @@ COMMANDS: dict[str, tuple[str, str | None, str]] = {
     "name the ledger": ("--ledger {PATH}", None, "Ledger.open({PATH})"),
     "sync": ("sync", "sync", "sync.sync(ledger)"),
     "restore": ("restore {PATH}", "restore", "sync.restore(ledger, {PATH})"),
+    "restore remote": ("restore REMOTE", "restore", "sync.restore(ledger, REMOTE)"),
     "remote setup": ("remote setup {PATH} URL", None, "sync.setup_remote(ledger, {PATH}, URL)"),
     "where": ("where", None, "Ledger.path"),
     "index rebuild": ("index rebuild", None, "Ledger.index().rebuild()"),
@@ -142,6 +143,7 @@ COMMANDS: dict[str, tuple[str, str | None, str]] = {
         "fuse.restore_text(ledger, {ID}, {N})",
     ),
     "mcp setup": ("mcp setup", None, "agents.install.mcp_change(agent, project)"),
+    "memory list": ("memory list", "memory_list", "Memory.list_facts()"),
 }
 
 

@@ -23,6 +23,7 @@ from gitledger.errors import (
     GateRefused,
     InvalidInput,
     NoLedger,
+    Step,
     VersionConflict,
 )
 from gitledger.ledger import Ledger
@@ -117,6 +118,33 @@ def test_the_cli_and_mcp_word_the_same_refusal_in_their_own_terms(ledger: Ledger
     assert ledger.show(task.id).version == 1
 
 
+def test_memory_and_a_damaged_object_name_their_steps_per_interface(ledger: Ledger) -> None:
+    from gitledger.errors import CorruptRecord, FactNotFound
+    from gitledger.memory import Memory
+
+    with pytest.raises(FactNotFound) as missing:
+        Memory(ledger).resolve("zzzzzz")
+    assert missing.value.message.endswith("List facts with Memory.list_facts().")
+    assert missing.value.worded("mcp").endswith("List facts with the memory_list tool.")
+    result = invoke("memory", "show", "zzzzzz")
+    assert result.exit_code != 0
+    assert "List facts with 'gitledger memory list'." in result.output
+    server = mcp_server.Server(ledger.path)
+    out, failed = server.call("memory_forget", {"id": "zzzzzz"})
+    assert failed and out["message"].endswith("List facts with the memory_list tool.")
+
+    damaged = CorruptRecord(
+        "Git object 0 is damaged. Restore the ledger from a backup (",
+        Step("restore remote"),
+        "); ",
+        Step("verify"),
+        " lists every task the damage reaches.",
+    )
+    assert "(sync.restore(ledger, REMOTE)); Ledger.verify() lists" in damaged.message
+    assert "('gitledger restore REMOTE'); 'gitledger verify' lists" in damaged.worded("cli")
+    assert "(the restore tool); the verify tool lists" in damaged.worded("mcp")
+
+
 def test_old_keyword_spellings_still_work_with_a_warning(ledger: Ledger) -> None:
     task = ledger.create("ship it")
     dep = ledger.create("first")
@@ -196,6 +224,7 @@ def test_a_next_step_is_the_command_of_each_interface(ledger: Ledger) -> None:
     assert "List tasks with the task_list tool." in missing.value.worded("mcp")
     from gitledger import context, fuse, settings, sync, transfer
     from gitledger.agents import install
+    from gitledger.memory import Memory
     from gitledger.model import Task
 
     tools = {t.name for t in mcp_server.available_tools()}
@@ -224,6 +253,7 @@ def test_a_next_step_is_the_command_of_each_interface(ledger: Ledger) -> None:
             "settings": settings,
             "transfer": transfer,
             "context": context,
+            "Memory": Memory,
         }[owner]
         assert hasattr(namespace, attribute), command
 

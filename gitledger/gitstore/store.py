@@ -259,8 +259,11 @@ class GitStore:
         else:
             raise CorruptRecord(
                 f"Git object {hex_id} (objects/{hex_id[:2]}/{hex_id[2:]}) is damaged: {problem}. "
-                f"Restore the ledger from a backup (gitledger restore REMOTE); gitledger verify "
-                f"lists every task the damage reaches."
+                "Restore the ledger from a backup (",
+                Step("restore remote"),
+                "); ",
+                Step("verify"),
+                " lists every task the damage reaches.",
             )
         return self.repo[oid]
 

@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AmbiguousId, FactNotFound, InvalidInput, LedgerError
+from ..errors import AmbiguousId, FactNotFound, InvalidInput, LedgerError, Step
 from ..gitstore import RefMoved, refs_stamp
 from ..model import check_text
 from ..redact import redact
@@ -80,7 +80,7 @@ class Memory:
         wanted = prefix.strip().lower()
         if not wanted or not re.fullmatch(r"[0-9a-z]{1,20}", wanted):
             raise FactNotFound(
-                f"'{prefix[:40]}' is not a fact id. List facts: gitledger memory list."
+                f"'{prefix[:40]}' is not a fact id. List facts with ", Step("memory list"), "."
             )
         ids = [
             r[0]
@@ -93,7 +93,7 @@ class Memory:
         ]
         if not ids:
             raise FactNotFound(
-                f"No fact id starts with '{wanted}'. List facts: gitledger memory list."
+                f"No fact id starts with '{wanted}'. List facts with ", Step("memory list"), "."
             )
         if len(ids) > 1:
             raise AmbiguousId(wanted, ids)
